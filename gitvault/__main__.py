@@ -1,0 +1,6 @@
+"""``python -m gitvault``."""
+
+from gitvault.cli import main
+
+if __name__ == "__main__":
+    main()

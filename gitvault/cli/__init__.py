@@ -1,0 +1,100 @@
+"""The ``gitvault`` command line: a thin layer over the Vault facade.
+
+Library errors become one line on stderr (``gitvault: error: ...``), a JSON
+error object on stdout with ``--json``, and the exit code of SPEC §4.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from gitvault.cli.common import global_options, state, wants_json
+from gitvault.errors import GitvaultError
+
+__all__ = ["cli", "main"]
+
+VERSION = "0.1.0"
+
+
+class LazyGroup(click.Group):
+    """Subcommands live in their own modules, imported only when used (fast --help)."""
+
+    lazy: dict[str, str] = {
+        "skill": "gitvault.cli.skill:skill",
+        "tool": "gitvault.cli.tool:tool",
+    }
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy:
+            module, _, attr = self.lazy[name].partition(":")
+            cmd = getattr(__import__(module, fromlist=[attr]), attr)
+            return cmd if isinstance(cmd, click.Command) else None
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(VERSION, "--version", prog_name="gitvault")
+@global_options
+def cli() -> None:
+    """gitvault: procedural memory for AI agents, kept in a git repository.
+
+    Skills are SKILL.md files (Agent Skills format); runs, outcomes and other
+    records are append-only JSONL under logs/. Every change to a skill is a git
+    commit, so versions, rollback and sync come from git.
+
+    Start with 'gitvault demo', or 'gitvault init' in a folder of your own.
+    """
+    state()
+
+
+def _register() -> None:
+    from gitvault.cli import vault_cmds
+
+    for command in vault_cmds.COMMANDS:
+        cli.add_command(command)
+
+
+_register()
+
+
+def _fail(code: str, message: str, exit_code: int, as_json: bool) -> None:
+    as_json = as_json or wants_json()
+    click.echo(f"gitvault: error: {message}", err=True)
+    if as_json:
+        click.echo(json.dumps({"error": {"code": code, "message": message}}))
+    sys.exit(exit_code)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point of the console script."""
+    args = sys.argv[1:] if argv is None else argv
+    as_json = "--json" in args
+    if not args:
+        args = ["--help"]
+    try:
+        code = cli.main(args=args, prog_name="gitvault", standalone_mode=False)
+    except GitvaultError as exc:
+        _fail(exc.code, str(exc), exc.exit_code, as_json)
+    except click.UsageError as exc:
+        hint = ""
+        if exc.ctx is not None and exc.ctx.command_path:
+            hint = f" (see '{exc.ctx.command_path} --help')"
+        _fail("usage", exc.format_message() + hint, 2, as_json)
+    except click.exceptions.Abort:
+        _fail("aborted", "aborted", 1, as_json)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        _fail("usage", exc.format_message(), exc.exit_code, as_json)
+    except BrokenPipeError:
+        sys.exit(1)
+    except KeyboardInterrupt:
+        _fail("interrupted", "interrupted", 130, as_json)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,244 @@
+"""``gitvault skill ...``: create, patch, show, list, log, diff, rollback, archive,
+restore."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from gitvault.cli.common import emit, global_options, read_input, state, warn
+
+
+@click.group()
+@global_options
+def skill() -> None:
+    """Create, change and inspect skills. Every change is a new version (a git commit)."""
+
+
+def _content_options(func: Any) -> Any:
+    func = click.argument("stdin", required=False, metavar="[-]")(func)
+    func = click.option("--file", "file", metavar="F",
+                        help="Read the markdown body from F ('-' for stdin).")(func)
+    func = click.option("--content", metavar="TEXT", help="The markdown body.")(func)
+    return func
+
+
+def _edit_options(func: Any) -> Any:
+    func = click.option("--sensitive/--not-sensitive", default=None,
+                        help="A sensitive skill is never auto-edited by the improvement loop.")(func)
+    func = click.option("--tags", metavar="a,b", help="Comma-separated tags.")(func)
+    func = click.option("--trigger", metavar="TEXT",
+                        help="When to use the skill (default: the description).")(func)
+    return func
+
+
+def _body(content: str | None, file: str | None, stdin: str | None) -> str | None:
+    from gitvault.errors import InvalidInput
+
+    if stdin is not None:
+        if stdin != "-":
+            raise InvalidInput(f"unexpected argument {stdin!r} (use '-' to read the body from stdin)")
+        if file is not None:
+            raise InvalidInput("give the body with --content, --file or '-', not several")
+        file = "-"
+    return read_input(content, file, "body")
+
+
+def _code_refused(code: str | None, tests: str | None, example: str | None) -> None:
+    from gitvault.errors import InvalidInput
+
+    if code or tests or example:
+        raise InvalidInput(
+            "code skills are stored only after passing the verification gate, which this "
+            "version of gitvault does not have yet")
+
+
+@skill.command()
+@click.argument("name")
+@click.option("--description", metavar="TEXT", required=True,
+              help="What the skill does and when to use it (1-1024 characters).")
+@_content_options
+@click.option("--kind", type=click.Choice(["procedure", "code", "lesson"]),
+              help="procedure (default), code or lesson.")
+@click.option("--provenance", type=click.Choice(["agent", "curator", "human"]),
+              help="Who wrote it (default: agent).")
+@_edit_options
+@click.option("--code", metavar="F", help="Code skills: the function(s).")
+@click.option("--tests", metavar="F", help="Code skills: assert-based tests.")
+@click.option("--example", metavar="F", help="Code skills: an example call.")
+@global_options
+def create(name: str, description: str, content: str | None, file: str | None,
+           stdin: str | None, kind: str | None, provenance: str | None, trigger: str | None,
+           tags: str | None, sensitive: bool | None, code: str | None, tests: str | None,
+           example: str | None) -> None:
+    """Create skill NAME. If it exists already, nothing changes (exit 0)."""
+    from gitvault.vault import SkillEdit
+
+    _code_refused(code, tests, example)
+    vault = state().vault()
+    edit = SkillEdit(content=_body(content, file, stdin) or "", description=description,
+                     trigger=trigger, kind=kind, provenance=provenance, tags=tags,
+                     sensitive=sensitive)
+    made, created = vault.create_skill(name, edit)
+    stats, _ = vault.skill_stats()
+    emit({"status": "created" if created else "exists", "skill": vault.skill_view(made, stats)},
+         f"created skill {made.name} v{made.version}" if created
+         else f"skill {made.name} exists (v{made.version}); nothing changed")
+
+
+@skill.command()
+@click.argument("name")
+@_content_options
+@click.option("--description", metavar="TEXT", help="A new description.")
+@_edit_options
+@global_options
+def patch(name: str, content: str | None, file: str | None, stdin: str | None,
+          description: str | None, trigger: str | None, tags: str | None,
+          sensitive: bool | None) -> None:
+    """Make a new version of NAME (state active, un-archived); creates it if missing."""
+    from gitvault.vault import SkillEdit
+
+    vault = state().vault()
+    edit = SkillEdit(content=_body(content, file, stdin), description=description,
+                     trigger=trigger, tags=tags, sensitive=sensitive)
+    made, op = vault.patch_skill(name, edit)
+    stats, _ = vault.skill_stats()
+    emit({"status": "patched" if op == "patch" else "created",
+          "skill": vault.skill_view(made, stats)},
+         f"{'patched' if op == 'patch' else 'created'} skill {made.name} v{made.version}")
+
+
+@skill.command()
+@click.argument("ref", metavar="NAME[@vN]")
+@global_options
+def show(ref: str) -> None:
+    """Show a skill, or version N of it with NAME@vN (read from git history)."""
+    from gitvault.versions import parse_ref
+
+    vault = state().vault()
+    name, version = parse_ref(ref)
+    entries = vault.history(name)
+    shown = vault.get_skill(name) if version is None else vault.read_version(name, version)
+    stats, warnings = vault.skill_stats()
+    view = vault.skill_view(shown, stats, content=True, entries=entries)
+    if warnings:
+        view["warnings"] = warn(warnings)
+
+    def text() -> str:
+        s = view["stats"]
+        head = [f"{view['name']} v{view['version']} ({view['kind']}, {view['state']}, "
+                f"by {view['provenance']})", f"urn: {view['urn']}",
+                f"description: {view['description']}", f"trigger: {view['trigger']}",
+                f"used {s['usage']}x, {s['success']} succeeded, {s['failure']} failed, "
+                f"{s['patches']} patches", ""]
+        return "\n".join(head) + view["content"]
+
+    emit(view, text)
+
+
+@skill.command("list")
+@click.option("--state", "state_", default="active", show_default=True,
+              type=click.Choice(["active", "stale", "archived", "all"]),
+              help="Which skills to list.")
+@global_options
+def list_(state_: str) -> None:
+    """List skills with their version, state and derived usage counts."""
+    vault = state().vault()
+    stats, warnings = vault.skill_stats()
+    views = [vault.skill_view(s, stats) for s in vault.iter_skills()
+             if state_ == "all" or s.state == state_]
+    data: dict[str, Any] = {"skills": views}
+    if warnings:
+        data["warnings"] = warn(warnings)
+
+    def text() -> str:
+        if not views:
+            return f"no {state_ if state_ != 'all' else ''} skills".replace("  ", " ")
+        rows = [f"{v['name']:<36} v{v['version']:<4} {v['kind']:<9} {v['state']:<8} "
+                f"used {v['stats']['usage']}, ok {v['stats']['success']}, "
+                f"failed {v['stats']['failure']}" for v in views]
+        return "\n".join(rows)
+
+    emit(data, text)
+
+
+@skill.command()
+@click.argument("name")
+@global_options
+def log(name: str) -> None:
+    """The versions of NAME, newest first, from git history."""
+    from gitvault.skills import normalize_name
+
+    vault = state().vault()
+    canonical = normalize_name(name)
+    entries = vault.history(canonical)
+    if not entries and vault.find_skill(canonical) is None:
+        from gitvault.errors import NotFound
+
+        raise NotFound(f"no skill named {canonical!r}")
+    versions = [{**e.to_json(), "urn": vault.urn_for(canonical, e.version, entries)}
+                for e in entries]
+    emit({"name": canonical, "versions": versions},
+         lambda: "\n".join(f"v{v['version']:<4} {v['date']}  {v['op']:<9} {v['commit'][:12]}  "
+                           f"{v['node']}" for v in versions) or "no committed versions")
+
+
+@skill.command()
+@click.argument("name")
+@click.argument("version_a", metavar="vA")
+@click.argument("version_b", metavar="vB")
+@global_options
+def diff(name: str, version_a: str, version_b: str) -> None:
+    """A unified diff of NAME between versions vA and vB."""
+    from gitvault.skills import normalize_name, render_skill
+    from gitvault.versions import diff_text, parse_version
+
+    vault = state().vault()
+    canonical = normalize_name(name)
+    a, b = parse_version(version_a), parse_version(version_b)
+    old, new = vault.read_version(canonical, a), vault.read_version(canonical, b)
+    text = diff_text(render_skill(old), render_skill(new), f"{canonical}@v{a}",
+                     f"{canonical}@v{b}")
+    emit({"name": canonical, "from": a, "to": b, "diff": text}, text or "no difference")
+
+
+@skill.command()
+@click.argument("name")
+@click.argument("version", metavar="vN")
+@global_options
+def rollback(name: str, version: str) -> None:
+    """Write version N's content as a new version (history is never rewritten)."""
+    from gitvault.versions import parse_version
+
+    vault = state().vault()
+    target = parse_version(version)
+    made = vault.rollback(name, target)
+    stats, _ = vault.skill_stats()
+    emit({"status": "rolled_back", "from": target, "skill": vault.skill_view(made, stats)},
+         f"rolled {made.name} back to the content of v{target} as v{made.version}")
+
+
+@skill.command()
+@click.argument("name")
+@click.option("--reason", metavar="TEXT", help="Why it is archived (kept in metadata).")
+@global_options
+def archive(name: str, reason: str | None) -> None:
+    """Move NAME to skills/.archive/ (a new version; nothing is deleted)."""
+    vault = state().vault()
+    made = vault.archive(name, reason)
+    stats, _ = vault.skill_stats()
+    emit({"status": "archived", "skill": vault.skill_view(made, stats)},
+         f"archived {made.name} as v{made.version}")
+
+
+@skill.command()
+@click.argument("name")
+@global_options
+def restore(name: str) -> None:
+    """Bring an archived skill back (a new version, state active)."""
+    vault = state().vault()
+    made = vault.restore(name)
+    stats, _ = vault.skill_stats()
+    emit({"status": "restored", "skill": vault.skill_view(made, stats)},
+         f"restored {made.name} as v{made.version}")

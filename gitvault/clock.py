@@ -1,0 +1,71 @@
+"""The clock: ``GITVAULT_NOW`` when set, else the system clock; ISO helpers.
+
+Every time rule uses :func:`now`; timestamps written are ISO 8601 UTC with
+``Z`` and milliseconds (the same shape as JavaScript's ``toISOString``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timezone
+
+from gitvault.errors import InvalidInput
+
+_FAST_UTC = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$")
+
+
+def parse_iso(text: str) -> datetime:
+    """Parse an ISO 8601 timestamp into an aware UTC datetime.
+
+    A timestamp without a zone is taken as UTC. Raises InvalidInput naming the text.
+    """
+    if not isinstance(text, str) or not text:
+        raise InvalidInput(f"not an ISO 8601 timestamp: {text!r}")
+    raw = text.strip()
+    if raw.endswith(("Z", "z")):
+        raw = raw[:-1] + "+00:00"
+    # Python 3.10's fromisoformat accepts only 0, 3 or 6 fractional digits.
+    m = re.match(r"^(.*T\d\d:\d\d:\d\d)\.(\d+)(.*)$", raw)
+    if m:
+        raw = f"{m.group(1)}.{(m.group(2) + '000000')[:6]}{m.group(3)}"
+    try:
+        parsed = datetime.fromisoformat(raw)
+    except ValueError:
+        raise InvalidInput(f"not an ISO 8601 timestamp: {text!r}") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+def now() -> datetime:
+    """The current time: ``GITVAULT_NOW`` (ISO 8601) if set, else the system clock."""
+    fixed = os.environ.get("GITVAULT_NOW")
+    if fixed:
+        try:
+            return parse_iso(fixed)
+        except InvalidInput:
+            raise InvalidInput(f"GITVAULT_NOW is not an ISO 8601 timestamp: {fixed!r}") from None
+    return datetime.now(timezone.utc)
+
+
+def iso(moment: datetime) -> str:
+    """Format as ISO 8601 UTC with milliseconds and ``Z``."""
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def now_iso() -> str:
+    return iso(now())
+
+
+def ts_key(text: str) -> str:
+    """A sort key for a timestamp: canonical UTC text, comparable as strings.
+
+    ``2026-01-01T00:00:00Z`` and ``2026-01-01T00:00:00.000Z`` get the same key.
+    Raises InvalidInput for text that is not a timestamp.
+    """
+    m = _FAST_UTC.match(text) if isinstance(text, str) else None
+    if m:
+        return f"{m.group(1)}.{((m.group(2) or '') + '000000')[:6]}"
+    return parse_iso(text).strftime("%Y-%m-%dT%H:%M:%S.%f")

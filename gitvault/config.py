@@ -1,0 +1,284 @@
+"""``gitvault.yaml``: typed load, validation and the commented default file.
+
+The schema below is the single source of truth: defaults (the seeds' values),
+types and the comment written next to each key by ``gitvault init``. An unknown
+key or a wrong type is a :class:`ConfigError` naming the key and the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitvault.errors import ConfigError
+
+CONFIG_NAME = "gitvault.yaml"
+
+
+@dataclass(frozen=True)
+class Key:
+    default: Any
+    kind: type | tuple[type, ...]
+    comment: str
+
+
+SCHEMA: dict[str, dict[str, Key]] = {
+    "vault": {
+        "scope": Key("", str, "URN scope; empty means the vault folder's name"),
+    },
+    "logs": {
+        "autocommit": Key(False, bool, "commit every appended record at once"),
+    },
+    "lifecycle": {
+        "stale_after_days": Key(14, int, "active -> stale after this many days without injection"),
+        "stale_failure_rate": Key(0.70, float, "active -> stale at this failure rate ..."),
+        "min_outcomes": Key(3, int, "... over at least this many outcomes"),
+    },
+    "health": {
+        "window_days": Key(7, int, "recent window for recentAvg (health --days)"),
+        "flag_below": Key(0.7, float, "flag a skill whose avgScore is below this (0.8 = agent-skill-bus)"),
+        "trend_threshold": Key(0.05, float, "recentAvg - avgScore beyond this is improving/declining"),
+        "broken_after": Key(3, int, "this many failed runs in a row: broken"),
+        "drift_threshold": Key(0.15, float, "last week's avg - this week's avg above this: drift"),
+    },
+    "queue": {
+        "lock_ttl_s": Key(7200, int, "file locks expire after this many seconds"),
+        "max_locks": Key(10, int, "concurrent locks"),
+        "max_per_dag": Key(20, int, "prompt requests in one DAG"),
+        "max_per_dispatch": Key(5, int, "prompt requests one dispatch hands out"),
+        "max_active": Key(100, int, "queued or running prompt requests"),
+    },
+    "verify": {
+        "enabled": Key(True, bool, "code skills must pass the verification gate"),
+        "banned": Key(["subprocess", "socket", "ctypes", "os.system", "os.fork"], list,
+                      "names a code skill may not import or use"),
+        "allowed_packages": Key([], list, "third-party packages code skills may import"),
+        "max_body_lines": Key(80, int, "non-blank lines of skill.py"),
+        "timeout_s": Key(10, int, "wall-clock limit for tests and example"),
+        "max_evidence_age_s": Key(3600, int, "gate evidence older than this is run again"),
+        "archive_after_days": Key(30, int, "a version superseded this long ago reports :archived"),
+    },
+    "sandbox": {
+        "enabled": Key(True, bool, "run skill code in the OS sandbox (required when verify.enabled)"),
+        "memory_mb": Key(1024, int, "address-space limit for skill code"),
+        "file_size_mb": Key(16, int, "largest file skill code may write"),
+        "open_files": Key(64, int, "open file descriptors"),
+    },
+    "context": {
+        "k": Key(3, int, "skills injected per prompt"),
+        "budget": Key(1000, int, "total tokens of the context block (a token is 4 characters)"),
+        "lesson_tokens": Key(400, int, "tokens for procedures and lessons"),
+        "helper_tokens": Key(600, int, "tokens for code skills' source"),
+    },
+    "improve": {
+        "min_relevance": Key(0.7, float, "auto-apply only above this relevance ..."),
+        "min_safety": Key(0.8, float, "... and above this safety"),
+        "max_auto_edits_per_day": Key(1, int, "auto-edits of one skill per 24 hours"),
+    },
+    "extract": {
+        "max_tokens": Key(500, int, "content of an extracted skill"),
+        "curate_every": Key(5, int, "run the curator after every Nth extract"),
+    },
+    "watch": {
+        "sources": Key([], list, "knowledge sources (see SPEC section 8)"),
+    },
+}
+
+SOURCE_KEYS: dict[str, type | tuple[type, ...]] = {
+    "id": str, "type": str, "package": str, "index": str, "registry": str, "path": str,
+    "remote": str, "ref": str, "command": str, "tier": int, "affectedSkills": list,
+    "severity": str,
+}
+SOURCE_TYPES = ("pypi", "npm", "file", "git-ref", "command")
+SEVERITIES = ("critical", "high", "medium", "low")
+
+
+class Section:
+    """One config section; attributes are the keys (``cfg.health.flag_below``)."""
+
+    def __init__(self, name: str, values: dict[str, Any]) -> None:
+        self._name = name
+        self.__dict__.update(values)
+
+    def __getattr__(self, key: str) -> Any:  # only reached for unknown keys
+        raise AttributeError(f"config section {self._name!r} has no key {key!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+
+@dataclass
+class Config:
+    """The validated configuration: one :class:`Section` per schema section."""
+
+    sections: dict[str, Section] = field(default_factory=dict)
+    source: str = CONFIG_NAME
+
+    def __getattr__(self, name: str) -> Section:
+        try:
+            return self.__dict__["sections"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        return {name: s.as_dict() for name, s in self.sections.items()}
+
+
+def _type_ok(value: Any, kind: type | tuple[type, ...]) -> bool:
+    if isinstance(value, bool) and kind is not bool:
+        return False
+    if kind is float:
+        return isinstance(value, (int, float))
+    return isinstance(value, kind)
+
+
+def _type_name(kind: type | tuple[type, ...]) -> str:
+    names = {bool: "true/false", int: "an integer", float: "a number", str: "a string",
+             list: "a list"}
+    return names.get(kind, str(kind)) if isinstance(kind, type) else "a value"
+
+
+def validate(raw: Any, source: str = CONFIG_NAME) -> Config:
+    """Check a parsed gitvault.yaml mapping against the schema; fill in defaults."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping of sections, got {type(raw).__name__}")
+    sections: dict[str, Section] = {}
+    for name in raw:
+        if name not in SCHEMA:
+            raise ConfigError(f"{source}: unknown key {name!r}")
+    for name, keys in SCHEMA.items():
+        given = raw.get(name)
+        if given is None:
+            given = {}
+        if not isinstance(given, dict):
+            raise ConfigError(f"{source}: {name} must be a mapping")
+        values: dict[str, Any] = {}
+        for key in given:
+            if key not in keys:
+                raise ConfigError(f"{source}: unknown key '{name}.{key}'")
+        for key, spec in keys.items():
+            value = given.get(key, spec.default)
+            if not _type_ok(value, spec.kind):
+                raise ConfigError(
+                    f"{source}: '{name}.{key}' must be {_type_name(spec.kind)}, got {value!r}")
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+                raise ConfigError(f"{source}: '{name}.{key}' must not be negative, got {value!r}")
+            if spec.kind is float:
+                value = float(value)
+            if isinstance(value, list):
+                value = list(value)
+            values[key] = value
+        sections[name] = Section(name, values)
+    for key in ("banned", "allowed_packages"):
+        for item in sections["verify"].as_dict()[key]:
+            if not isinstance(item, str):
+                raise ConfigError(f"{source}: 'verify.{key}' must be a list of strings")
+    _validate_sources(sections["watch"].as_dict()["sources"], source)
+    if sections["verify"].enabled and not sections["sandbox"].enabled:
+        raise ConfigError(
+            f"{source}: E044 'verify.enabled: true' requires 'sandbox.enabled: true' "
+            "(skill code never runs outside the sandbox)")
+    return Config(sections=sections, source=source)
+
+
+def _validate_sources(sources: list[Any], source: str) -> None:
+    seen: set[str] = set()
+    for i, src in enumerate(sources):
+        where = f"{source}: 'watch.sources[{i}]"
+        if not isinstance(src, dict):
+            raise ConfigError(f"{where}' must be a mapping")
+        for key, value in src.items():
+            if key not in SOURCE_KEYS:
+                raise ConfigError(f"{where}.{key}' is an unknown key")
+            if not _type_ok(value, SOURCE_KEYS[key]):
+                raise ConfigError(
+                    f"{where}.{key}' must be {_type_name(SOURCE_KEYS[key])}, got {value!r}")
+        sid = src.get("id")
+        if not sid or not all(c.isdigit() or c == "-" or ("a" <= c <= "z") for c in sid):
+            raise ConfigError(f"{where}.id' must be a non-empty [a-z0-9-] string")
+        if sid in seen:
+            raise ConfigError(f"{where}.id' {sid!r} is used twice")
+        seen.add(sid)
+        if src.get("type") not in SOURCE_TYPES:
+            raise ConfigError(f"{where}.type' must be one of {', '.join(SOURCE_TYPES)}")
+        if src.get("tier", 1) not in (1, 2, 3):
+            raise ConfigError(f"{where}.tier' must be 1, 2 or 3")
+        if src.get("severity", "medium") not in SEVERITIES:
+            raise ConfigError(f"{where}.severity' must be one of {', '.join(SEVERITIES)}")
+
+
+def defaults() -> Config:
+    return validate({})
+
+
+def _parse_yaml(data: bytes, source: str) -> Any:
+    import yaml  # heavy: imported only on a cache miss
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{source}: invalid YAML{where}: {problem}") from None
+
+
+def load(path: Path, cache_dir: Path | None = None) -> Config:
+    """Load and validate ``path``. A parsed copy is cached in ``cache_dir`` keyed by
+    the file's sha256, so commands that do not otherwise need YAML skip importing it."""
+    source = str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: missing") from None
+    digest = hashlib.sha256(data).hexdigest()
+    cache = cache_dir / "config.json" if cache_dir is not None else None
+    raw: Any = None
+    hit = False
+    if cache is not None:
+        try:
+            cached = json.loads(cache.read_text("utf-8"))
+            if cached.get("sha256") == digest:
+                raw, hit = cached["raw"], True
+        except (OSError, ValueError, KeyError, AttributeError):
+            pass
+    if not hit:
+        raw = _parse_yaml(data, source)
+    config = validate(raw, source)
+    if cache is not None and not hit:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_name(f"config.json.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"sha256": digest, "raw": raw}), "utf-8")
+            os.replace(tmp, cache)
+        except (OSError, TypeError, ValueError):
+            pass  # the cache is an optimisation; a failure to write it is harmless
+    return config
+
+
+def render_default() -> str:
+    """The commented gitvault.yaml that ``init`` writes: every default spelled out."""
+    lines = [
+        "# gitvault configuration: every key with its default value.",
+        "# An unknown key or a wrong type is an error. See SPEC section 8.",
+        "# Anything that makes gitvault run a program (LLM command, command sources) is",
+        "# read from git config or the environment only, never from this file.",
+    ]
+    for name, keys in SCHEMA.items():
+        lines.append("")
+        lines.append(f"{name}:")
+        for key, spec in keys.items():
+            value = json.dumps(spec.default)
+            lines.append(f"  {key}: {value}".ljust(36) + f"  # {spec.comment}")
+    lines.append("")
+    return "\n".join(lines)

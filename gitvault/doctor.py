@@ -1,0 +1,178 @@
+"""``gitvault doctor``: check config, layout, every skill file and every log line;
+``--repair`` fixes what it can without losing data."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitvault import gitrepo, jsonl
+from gitvault.errors import GitvaultError
+from gitvault.paths import GITATTRIBUTES, STREAMS, VaultLayout
+from gitvault.skills import NAME_RE, SKILL_FILE, read_skill
+
+
+@dataclass
+class Problem:
+    check: str
+    path: str
+    message: str
+    repaired: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "path": self.path, "message": self.message,
+                "repaired": self.repaired}
+
+    def __str__(self) -> str:
+        tag = " (repaired)" if self.repaired else ""
+        return f"{self.check}: {self.path}: {self.message}{tag}"
+
+
+def check_layout(layout: VaultLayout, repair: bool) -> list[Problem]:
+    problems = []
+    if layout.git_dir is None:
+        problems.append(Problem("layout", ".", "not inside a git work tree (run 'gitvault init')"))
+    for folder in (layout.skills, layout.logs):
+        if not folder.is_dir():
+            problem = Problem("layout", layout.rel(folder) + "/", "missing folder")
+            if repair:
+                folder.mkdir(parents=True)
+                (folder / ".gitkeep").touch()
+                problem.repaired = True
+            problems.append(problem)
+    present = layout.gitattributes.read_text("utf-8").splitlines() \
+        if layout.gitattributes.is_file() else []
+    missing = [line for line in GITATTRIBUTES if line not in present]
+    if missing:
+        problem = Problem("layout", ".gitattributes", f"missing line(s): {'; '.join(missing)}")
+        if repair:
+            layout.gitattributes.write_text("\n".join([*present, *missing]) + "\n", "utf-8")
+            problem.repaired = True
+        problems.append(problem)
+    return problems
+
+
+def check_skills(layout: VaultLayout) -> tuple[list[Problem], int]:
+    problems = []
+    checked = 0
+    for base, archived in ((layout.skills, False), (layout.archive, True)):
+        if not base.is_dir():
+            continue
+        for folder in sorted(base.iterdir()):
+            if folder.name.startswith(".") or not folder.is_dir():
+                continue
+            rel = layout.rel(folder)
+            if not (folder / SKILL_FILE).is_file():
+                problems.append(Problem("skill", rel, f"no {SKILL_FILE}"))
+                continue
+            checked += 1
+            if not NAME_RE.match(folder.name):
+                problems.append(Problem("skill", rel, "folder name is not a valid skill name"))
+            try:
+                skill = read_skill(folder)
+            except GitvaultError as exc:
+                problems.append(Problem("skill", rel, str(exc).replace(str(folder) + "/", "")))
+                continue
+            if skill.name != folder.name:
+                problems.append(Problem("skill", rel,
+                                        f"name {skill.name!r} differs from its folder"))
+            if archived != (skill.state == "archived"):
+                where = "skills/.archive/" if archived else "skills/"
+                problems.append(Problem("skill", rel,
+                                        f"state {skill.state!r} but the skill is in {where}"))
+    return problems, checked
+
+
+def _torn_tail(path: Path) -> int | None:
+    """Offset just after the last newline when the file ends in an unterminated line."""
+    size = path.stat().st_size
+    if size == 0:
+        return None
+    with open(path, "rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) == b"\n":
+            return None
+        fh.seek(0)
+        data = fh.read()
+    return data.rfind(b"\n") + 1
+
+
+def move_torn_tail(path: Path, keep: int) -> Path:
+    """Move the unterminated last line to ``<file>.torn`` (appended, fsynced), then cut it."""
+    aside = path.with_name(path.name + ".torn")
+    with open(path, "rb") as fh:
+        fh.seek(keep)
+        fragment = fh.read()
+    fd = os.open(aside, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, fragment + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.truncate(path, keep)
+    return aside
+
+
+def check_logs(layout: VaultLayout, repair: bool) -> tuple[list[Problem], int]:
+    problems = []
+    records = 0
+    for stream in STREAMS:
+        folder = layout.stream(stream)
+        scan = jsonl.scan(folder)
+        records += len(scan.records)
+        for warning in scan.warnings:
+            rel = layout.rel(Path(warning.file)) if Path(warning.file).is_absolute() else warning.file
+            problems.append(Problem("log", f"{rel}:{warning.line}", warning.reason))
+        for path in jsonl.stream_files(folder):
+            keep = _torn_tail(path)
+            if keep is None:
+                continue
+            problem = Problem("log", layout.rel(path),
+                              "unterminated last line (a crash mid-write, or a write in progress)")
+            if repair:
+                aside = move_torn_tail(path, keep)
+                problem.message += f"; moved to {layout.rel(aside)}"
+                problem.repaired = True
+            problems.append(problem)
+    return problems, records
+
+
+def check_git(layout: VaultLayout, repair: bool) -> list[Problem]:
+    git_dir = layout.git_dir
+    if git_dir is None or not (git_dir / "index.lock").exists():
+        return []
+    problem = Problem("git", ".git/index.lock", "a git index lock is present")
+    if repair:
+        if gitrepo.git_processes_running():
+            problem.message += "; left alone because a git process is running"
+        else:
+            (git_dir / "index.lock").unlink()
+            problem.message += " with no git process running"
+            problem.repaired = True
+    return [problem]
+
+
+@dataclass
+class Report:
+    problems: list[Problem]
+    checked: dict[str, Any]
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is left unrepaired."""
+        return all(p.repaired for p in self.problems)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "checked": self.checked,
+                "problems": [p.to_json() for p in self.problems]}
+
+
+def run_doctor(layout: VaultLayout, repair: bool = False) -> Report:
+    """Every check, in order: layout, git, skill files, log lines."""
+    problems = check_layout(layout, repair) + check_git(layout, repair)
+    skill_problems, skills = check_skills(layout)
+    log_problems, records = check_logs(layout, repair)
+    return Report(problems + skill_problems + log_problems,
+                  {"config": layout.rel(layout.config), "skills": skills, "records": records})

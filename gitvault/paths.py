@@ -1,0 +1,146 @@
+"""Every path a vault uses, in one frozen dataclass; vault discovery; node ids."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from gitvault.errors import InvalidInput, NotFound
+
+CONFIG_NAME = "gitvault.yaml"
+STREAMS = ("runs", "events", "queue", "knowledge", "gate", "improvements", "health")
+GITATTRIBUTES = ("logs/**/*.jsonl merge=union", "skills/**/SKILL.md text eol=lf")
+NODE_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class VaultLayout:
+    """The folders and files of one vault rooted at ``root``."""
+
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / CONFIG_NAME
+
+    @property
+    def gitattributes(self) -> Path:
+        return self.root / ".gitattributes"
+
+    @property
+    def skills(self) -> Path:
+        return self.root / "skills"
+
+    @property
+    def archive(self) -> Path:
+        return self.skills / ".archive"
+
+    @property
+    def rejected(self) -> Path:
+        return self.skills / ".rejected"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def skill_dir(self, name: str, *, archived: bool = False) -> Path:
+        return (self.archive if archived else self.skills) / name
+
+    def stream(self, stream: str) -> Path:
+        if stream not in STREAMS:
+            raise InvalidInput(f"unknown log stream {stream!r}")
+        return self.logs / stream
+
+    def log_file(self, stream: str, node: str, moment: datetime) -> Path:
+        """Where ``node`` appends ``stream`` records written at ``moment``."""
+        return self.stream(stream) / moment.strftime("%Y-%m") / f"{node}.jsonl"
+
+    @property
+    def git_dir(self) -> Path | None:
+        """The .git folder of the work tree holding the vault (None outside git)."""
+        return find_git_dir(self.root)
+
+    @property
+    def cache(self) -> Path | None:
+        """Derived state, never committed: ``.git/gitvault/``."""
+        git_dir = self.git_dir
+        return git_dir / "gitvault" if git_dir is not None else None
+
+    def rel(self, path: Path) -> str:
+        """``path`` relative to the vault root, with forward slashes."""
+        return path.relative_to(self.root).as_posix()
+
+
+def find_git_dir(start: Path) -> Path | None:
+    """The git dir of the work tree containing ``start``, without running git."""
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return dot_git
+        if dot_git.is_file():
+            text = dot_git.read_text("utf-8", errors="replace").strip()
+            if text.startswith("gitdir:"):
+                target = Path(text[len("gitdir:"):].strip())
+                return target if target.is_absolute() else (folder / target).resolve()
+    return None
+
+
+def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
+    """The vault root: ``explicit`` (``--vault``), else ``GITVAULT_DIR``, else the nearest
+    folder holding gitvault.yaml, walking up from ``cwd``."""
+    chosen = explicit if explicit else os.environ.get("GITVAULT_DIR") or None
+    if chosen:
+        root = Path(chosen).expanduser().resolve()
+        if not (root / CONFIG_NAME).is_file():
+            raise NotFound(f"no vault at {root} (no {CONFIG_NAME}); run 'gitvault init {root}'")
+        return root
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_NAME).is_file():
+            return folder
+    raise NotFound(
+        f"no vault in {here} or any parent folder (no {CONFIG_NAME}); "
+        "run 'gitvault init' or pass --vault PATH")
+
+
+def _git_config_node(git_dir: Path | None) -> str | None:
+    """``gitvault.node`` from the repository's own config file (no subprocess)."""
+    if git_dir is None:
+        return None
+    try:
+        text = (git_dir / "config").read_text("utf-8", errors="replace")
+    except OSError:
+        return None
+    section = ""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line.strip("[]").strip().lower()
+        elif section == "gitvault" and "=" in line:
+            key, _, value = line.partition("=")
+            if key.strip().lower() == "node":
+                return value.strip().strip('"')
+    return None
+
+
+def host_node() -> str:
+    """The host name reduced to ``[a-z0-9-]``."""
+    reduced = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-")
+    return reduced[:64].strip("-") or "node"
+
+
+def resolve_node(explicit: str | None, git_dir: Path | None) -> str:
+    """``--node``, else ``GITVAULT_NODE``, else git config ``gitvault.node``, else the host."""
+    for origin, value in (("--node", explicit), ("GITVAULT_NODE", os.environ.get("GITVAULT_NODE")),
+                          ("git config gitvault.node", _git_config_node(git_dir))):
+        if value:
+            if len(value) > 64 or not NODE_RE.match(value):
+                raise InvalidInput(
+                    f"invalid node id {value!r} from {origin}: use lowercase letters, "
+                    "digits and single hyphens")
+            return value
+    return host_node()

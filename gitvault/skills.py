@@ -1,0 +1,215 @@
+"""The skill model and the SKILL.md format (Agent Skills front-matter markdown).
+
+gitvault writes only Agent Skills top-level keys; its own fields live in
+``metadata`` as strings. Unknown top-level keys of imported files are kept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitvault.errors import InvalidInput
+
+SKILL_FILE = "SKILL.md"
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+KINDS = ("procedure", "code", "lesson")
+PROVENANCES = ("agent", "curator", "human")
+STATES = ("active", "stale", "archived")
+TOP_LEVEL = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+METADATA_ORDER = ("version", "kind", "provenance", "state", "trigger", "tags", "sensitive",
+                  "created", "updated")
+
+
+def normalize_name(raw: str) -> str:
+    """The canonical skill name: lower-cased, ``_`` as ``-``; anything else invalid
+    (never a path outside ``skills/``) is an InvalidInput."""
+    if not isinstance(raw, str):
+        raise InvalidInput(f"invalid skill name {raw!r}: must be text")
+    name = raw.strip().lower().replace("_", "-")
+    if not name or len(name) > 64 or not NAME_RE.match(name):
+        raise InvalidInput(
+            f"invalid skill name {raw!r}: use 1-64 lowercase letters, digits and single "
+            "hyphens (e.g. debug-swift-actor-isolation)")
+    return name
+
+
+def check_description(text: str) -> str:
+    text = (text or "").strip()
+    if not text:
+        raise InvalidInput("a skill needs a description (--description TEXT)")
+    if len(text) > 1024:
+        raise InvalidInput(f"description is {len(text)} characters; the limit is 1024")
+    if "<" in text or ">" in text:
+        raise InvalidInput("description must not contain '<' or '>'")
+    return text
+
+
+def choice(value: str, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise InvalidInput(f"invalid {what} {value!r}: use one of {', '.join(allowed)}")
+    return value
+
+
+@dataclass
+class Skill:
+    """One skill: front-matter fields, ``metadata`` (strings) and the markdown body."""
+
+    name: str
+    description: str
+    body: str = ""
+    metadata: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # other top-level keys, kept
+
+    @property
+    def version(self) -> int:
+        value = self.metadata.get("version", "1")
+        return int(value) if value.isdigit() else 1
+
+    @version.setter
+    def version(self, value: int) -> None:
+        self.metadata["version"] = str(value)
+
+    @property
+    def kind(self) -> str:
+        return self.metadata.get("kind", "procedure")
+
+    @property
+    def state(self) -> str:
+        return self.metadata.get("state", "active")
+
+    @property
+    def provenance(self) -> str:
+        return self.metadata.get("provenance", "agent")
+
+    @property
+    def trigger(self) -> str:
+        return self.metadata.get("trigger") or self.description
+
+    @property
+    def tags(self) -> list[str]:
+        return [t.strip() for t in self.metadata.get("tags", "").split(",") if t.strip()]
+
+    @property
+    def sensitive(self) -> bool:
+        return self.metadata.get("sensitive", "false").lower() == "true"
+
+    def summary(self) -> dict[str, Any]:
+        """The fields of ``skill list --json`` (stats and urn are added by the vault)."""
+        return {
+            "name": self.name, "description": self.description, "trigger": self.trigger,
+            "version": self.version, "kind": self.kind, "state": self.state,
+            "provenance": self.provenance, "sensitive": self.sensitive,
+            "metadata": dict(self.metadata),
+        }
+
+
+def _front_matter_error(source: str, exc: Exception) -> InvalidInput:
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return InvalidInput(f"{source}: invalid YAML front-matter{where}: {problem}")
+
+
+def parse_skill(text: str, source: str = SKILL_FILE) -> Skill:
+    """Parse SKILL.md text; errors name ``source`` and what is wrong."""
+    import frontmatter
+    import yaml
+
+    if not text.lstrip("\ufeff").startswith("---"):
+        raise InvalidInput(f"{source}: no front-matter (the file must start with '---')")
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as exc:
+        raise _front_matter_error(source, exc) from None
+    except ValueError as exc:
+        raise InvalidInput(f"{source}: malformed front-matter: {exc}") from None
+    data = dict(post.metadata)
+    if not data:
+        raise InvalidInput(f"{source}: empty or malformed front-matter")
+    name = data.pop("name", None)
+    description = data.pop("description", None)
+    if not isinstance(name, str) or not name:
+        raise InvalidInput(f"{source}: front-matter has no 'name'")
+    if not NAME_RE.match(name) or len(name) > 64:
+        raise InvalidInput(f"{source}: invalid name {name!r} (1-64 of a-z, 0-9 and single hyphens)")
+    if not isinstance(description, str) or not description.strip():
+        raise InvalidInput(f"{source}: front-matter has no 'description'")
+    meta = data.pop("metadata", None) or {}
+    if not isinstance(meta, dict):
+        raise InvalidInput(f"{source}: 'metadata' must be a mapping")
+    metadata = {str(k): _as_text(v) for k, v in meta.items()}
+    version = metadata.get("version", "1")
+    if not version.isdigit() or int(version) < 1:
+        raise InvalidInput(f"{source}: metadata.version must be a positive integer, got {version!r}")
+    for key, allowed in (("kind", KINDS), ("state", STATES), ("provenance", PROVENANCES)):
+        if key in metadata and metadata[key] not in allowed:
+            raise InvalidInput(
+                f"{source}: metadata.{key} {metadata[key]!r} is not one of {', '.join(allowed)}")
+    body = post.content
+    return Skill(name=name, description=description.strip(), body=body + "\n" if body else "",
+                 metadata=metadata, extra=data)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def render_skill(skill: Skill) -> str:
+    """SKILL.md text: Agent Skills keys first, gitvault metadata in a fixed order."""
+    import yaml
+
+    front: dict[str, Any] = {"name": skill.name, "description": skill.description}
+    for key in TOP_LEVEL[2:]:
+        if key == "metadata":
+            ordered = {k: skill.metadata[k] for k in METADATA_ORDER if k in skill.metadata}
+            ordered.update({k: v for k, v in skill.metadata.items() if k not in ordered})
+            front["metadata"] = ordered
+        elif key in skill.extra:
+            front[key] = skill.extra[key]
+    front.update({k: v for k, v in skill.extra.items() if k not in front})
+    head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=88)
+    body = skill.body if skill.body.endswith("\n") or not skill.body else skill.body + "\n"
+    return f"---\n{head}---\n{body}"
+
+
+def read_text(path: Path) -> str:
+    """A text file's content; non-UTF-8 bytes are an InvalidInput naming the file."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InvalidInput(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InvalidInput(f"{path}: is a folder, not a file") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from None
+
+
+def read_skill(folder: Path) -> Skill:
+    path = folder / SKILL_FILE
+    return parse_skill(read_text(path), str(path))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``: temp file, fsync, rename, fsync of the folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

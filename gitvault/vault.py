@@ -1,0 +1,428 @@
+"""The Vault facade: the one object a caller opens. It wires config, records,
+skills and git history together; the CLI, the MCP server and library users
+all go through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitvault import config as config_mod
+from gitvault import gitrepo, jsonl, versions
+from gitvault.clock import now
+from gitvault.errors import Conflict, GitError, InvalidInput, NotFound
+from gitvault.paths import GITATTRIBUTES, VaultLayout, find_vault, resolve_node
+from gitvault.skills import (
+    KINDS,
+    PROVENANCES,
+    SKILL_FILE,
+    Skill,
+    check_description,
+    choice,
+    normalize_name,
+    read_skill,
+    render_skill,
+    write_atomic,
+)
+
+
+def stamp_now() -> str:
+    return now().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class SkillEdit:
+    """Fields a create or patch may set; None leaves the field as it is."""
+
+    content: str | None = None
+    description: str | None = None
+    trigger: str | None = None
+    kind: str | None = None
+    provenance: str | None = None
+    tags: str | None = None
+    sensitive: bool | None = None
+
+    def check(self) -> None:
+        if self.description is not None:
+            self.description = check_description(self.description)
+        if self.kind is not None:
+            choice(self.kind, KINDS, "kind")
+            if self.kind == "code":
+                raise InvalidInput(
+                    "code skills are stored only after passing the verification gate, "
+                    "which this version of gitvault does not have yet")
+        if self.provenance is not None:
+            choice(self.provenance, PROVENANCES, "provenance")
+        if self.trigger is not None:
+            self.trigger = " ".join(self.trigger.split())
+        if self.tags is not None:
+            self.tags = ",".join(t.strip() for t in self.tags.split(",") if t.strip())
+
+    def apply(self, skill: Skill) -> None:
+        if self.content is not None:
+            skill.body = self.content if self.content.endswith("\n") else self.content + "\n"
+        if self.description is not None:
+            skill.description = self.description
+        for key in ("trigger", "kind", "provenance", "tags"):
+            value = getattr(self, key)
+            if value is not None:
+                skill.metadata[key] = value
+        if self.sensitive is not None:
+            skill.metadata["sensitive"] = "true" if self.sensitive else "false"
+
+
+class Vault:
+    """An open vault: ``Vault.open()`` finds it, validates its config, picks the node."""
+
+    def __init__(self, root: Path, node: str | None = None) -> None:
+        self.layout = VaultLayout(root)
+        self.root = root
+        git_dir = self.layout.git_dir
+        self.top = git_dir.parent if git_dir is not None and git_dir.name == ".git" else root
+        self.config = config_mod.load(self.layout.config, self.layout.cache)
+        self.node = resolve_node(node, git_dir)
+
+    @classmethod
+    def open(cls, path: str | Path | None = None, node: str | None = None) -> Vault:
+        return cls(find_vault(path), node)
+
+    # -- paths --------------------------------------------------------------------
+    @property
+    def vault_rel(self) -> str:
+        """The vault folder relative to the work tree ('' at the top)."""
+        rel = self.root.relative_to(self.top).as_posix()
+        return "" if rel == "." else rel
+
+    def git_path(self, path: Path) -> str:
+        return path.relative_to(self.top).as_posix()
+
+    @property
+    def scope(self) -> str:
+        return self.config.vault.scope or self.root.name
+
+    # -- records ------------------------------------------------------------------
+    def append(self, stream: str, record: dict[str, Any]) -> dict[str, Any]:
+        """Append one record (adds id, ts, node); commits it when logs.autocommit."""
+        stamped = jsonl.stamp(record, self.node)
+        path = self.layout.log_file(stream, self.node, now())
+        written = jsonl.append_record(path, stamped)
+        if self.config.logs.autocommit:
+            self.commit_logs(f"gitvault: record {stream}")
+        return written
+
+    def scan(self, stream: str, check: Callable[[dict[str, Any]], str | None] | None = None
+             ) -> jsonl.Scan:
+        return jsonl.scan(self.layout.stream(stream), check=check)
+
+    # -- skills -------------------------------------------------------------------
+    def find_skill(self, name: str) -> tuple[Path, bool] | None:
+        """(folder, archived) of an existing skill, or None."""
+        for archived in (False, True):
+            folder = self.layout.skill_dir(name, archived=archived)
+            if (folder / SKILL_FILE).is_file():
+                return folder, archived
+        return None
+
+    def get_skill(self, name: str) -> Skill:
+        name = normalize_name(name)
+        found = self.find_skill(name)
+        if found is None:
+            raise NotFound(f"no skill named {name!r} (see 'gitvault skill list --state all')")
+        return read_skill(found[0])
+
+    def iter_skills(self, *, include_archived: bool = True) -> Iterator[Skill]:
+        """Every readable skill, sorted by name. Unreadable files raise InvalidInput."""
+        folders = [self.layout.skills]
+        if include_archived:
+            folders.append(self.layout.archive)
+        for base in folders:
+            if not base.is_dir():
+                continue
+            for folder in sorted(base.iterdir()):
+                if folder.name.startswith(".") or not (folder / SKILL_FILE).is_file():
+                    continue
+                yield read_skill(folder)
+
+    def history(self, name: str) -> list[versions.Version]:
+        return versions.history(self.top, self.vault_rel, name)
+
+    def read_version(self, name: str, version: int) -> Skill:
+        return versions.read_version(self.top, self.vault_rel, name, version)
+
+    def urn_for(self, name: str, version: int,
+                entries: list[versions.Version] | None = None) -> str:
+        superseded = versions.superseded_at(entries, version) if entries is not None else None
+        return versions.urn(self.scope, name, version, superseded, now(),
+                            self.config.verify.archive_after_days)
+
+    @contextmanager
+    def _skill_lock(self) -> Iterator[None]:
+        """Serialise skill writes of concurrent processes on this machine."""
+        cache = self.layout.cache or self.root / ".gitvault-lock"
+        with jsonl.locked(cache / "locks" / "skills.lock"):
+            yield
+
+    def save_skill(self, skill: Skill, op: str, *, archived: bool = False,
+                   moved_from: bool | None = None, body: str = "") -> str | None:
+        """Write ``skill`` and commit it as one version with trailers; on a failed
+        commit the work tree is put back as it was. Appends an ``events`` record."""
+        name = skill.name
+        folder = self.layout.skill_dir(name, archived=archived)
+        path = folder / SKILL_FILE
+        old_text = path.read_text("utf-8") if path.is_file() else None
+        git_paths = [self.git_path(self.layout.skill_dir(name)),
+                     self.git_path(self.layout.skill_dir(name, archived=True))]
+        if moved_from is not None:
+            src = self.layout.skill_dir(name, archived=moved_from)
+            if folder.exists():
+                raise Conflict(f"cannot move {name!r}: {self.layout.rel(folder)} already exists")
+            gitrepo.move(self.top, self.git_path(src), self.git_path(folder))
+        try:
+            write_atomic(path, render_skill(skill))
+            trailers = {"Op": op, "Skill": name, "Version": str(skill.version),
+                        "Node": self.node}
+            sha = gitrepo.commit_paths(self.top, git_paths, f"gitvault: {op} {name} v{skill.version}",
+                                       trailers, body)
+        except (GitError, OSError):
+            self._undo(git_paths, path, old_text, moved_from, folder, name)
+            raise
+        self.append("events", {"op": op, "skill": name, "version": skill.version,
+                               "commit": sha})
+        return sha
+
+    def _undo(self, git_paths: list[str], path: Path, old_text: str | None,
+              moved_from: bool | None, folder: Path, name: str) -> None:
+        gitrepo.git(self.top, "reset", "-q", "--", *git_paths, check=False)
+        if moved_from is not None:
+            src = self.layout.skill_dir(name, archived=moved_from)
+            if old_text is None:
+                path.unlink(missing_ok=True)
+            folder.rename(src) if folder.exists() and not src.exists() else None
+        elif old_text is None:
+            path.unlink(missing_ok=True)
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        else:
+            write_atomic(path, old_text)
+
+    def next_version(self, skill: Skill) -> int:
+        committed = [v.version for v in self.history(skill.name)]
+        return max([skill.version, *committed]) + 1
+
+    def create_skill(self, name: str, edit: SkillEdit) -> tuple[Skill, bool]:
+        """Create a skill; if it exists, change nothing and return (it, False)."""
+        name = normalize_name(name)
+        edit.check()
+        with self._skill_lock():
+            if self.find_skill(name) is not None:
+                return self.get_skill(name), False
+            return self._create_locked(name, edit), True
+
+    def patch_skill(self, name: str, edit: SkillEdit) -> tuple[Skill, str]:
+        """A new version with ``edit`` applied, state active (un-archived); a patch of a
+        missing skill falls back to create. Returns (skill, "patch" | "create")."""
+        name = normalize_name(name)
+        edit.check()
+        with self._skill_lock():
+            found = self.find_skill(name)
+            if found is None:
+                if edit.description is None and not edit.trigger:
+                    raise InvalidInput(
+                        f"no skill named {name!r} to patch, and creating it needs --description")
+                return self._create_locked(name, edit), "create"
+            folder, archived = found
+            skill = read_skill(folder)
+            edit.apply(skill)
+            skill.version = self.next_version(skill)
+            skill.metadata["state"] = "active"
+            skill.metadata["updated"] = stamp_now()
+            self.save_skill(skill, "patch", moved_from=True if archived else None)
+        return skill, "patch"
+
+    def _create_locked(self, name: str, edit: SkillEdit) -> Skill:
+        """Create ``name`` (the caller holds the skill lock and checked it is new)."""
+        if edit.description is None:
+            edit.description = check_description(edit.trigger or "")
+        stamp = stamp_now()
+        skill = Skill(name=name, description=edit.description,
+                      metadata={"version": "1", "kind": "procedure", "provenance": "agent",
+                                "state": "active", "trigger": edit.description, "tags": "",
+                                "sensitive": "false", "created": stamp, "updated": stamp})
+        edit.apply(skill)
+        self.save_skill(skill, "create")
+        return skill
+
+    def rollback(self, name: str, version: int) -> Skill:
+        """Write version ``version``'s content as a new version (history is kept)."""
+        name = normalize_name(name)
+        with self._skill_lock():
+            current = self.get_skill(name)
+            if self.find_skill(name) == (self.layout.skill_dir(name, archived=True), True):
+                raise InvalidInput(f"skill {name!r} is archived; restore it before a rollback")
+            old = self.read_version(name, version)
+            old.metadata["version"] = str(self.next_version(current))
+            old.metadata["state"] = current.state
+            old.metadata["updated"] = stamp_now()
+            old.metadata["created"] = current.metadata.get("created", old.metadata.get("created", ""))
+            self.save_skill(old, "rollback", body=f"Content of v{version}.")
+        return old
+
+    def archive(self, name: str, reason: str | None = None) -> Skill:
+        """``git mv`` to skills/.archive/, state archived, as a new version."""
+        name = normalize_name(name)
+        with self._skill_lock():
+            skill = self.get_skill(name)
+            if self.find_skill(name) == (self.layout.skill_dir(name, archived=True), True):
+                raise InvalidInput(f"skill {name!r} is already archived")
+            skill.version = self.next_version(skill)
+            skill.metadata["state"] = "archived"
+            skill.metadata["updated"] = stamp_now()
+            if reason:
+                skill.metadata["archived-reason"] = " ".join(reason.split())
+            self.save_skill(skill, "archive", archived=True, moved_from=False,
+                            body=f"Reason: {reason}" if reason else "")
+        return skill
+
+    def restore(self, name: str) -> Skill:
+        """Move an archived skill back, state active, as a new version."""
+        name = normalize_name(name)
+        with self._skill_lock():
+            skill = self.get_skill(name)
+            if self.find_skill(name) != (self.layout.skill_dir(name, archived=True), True):
+                raise InvalidInput(f"skill {name!r} is not archived")
+            skill.version = self.next_version(skill)
+            skill.metadata["state"] = "active"
+            skill.metadata.pop("archived-reason", None)
+            skill.metadata["updated"] = stamp_now()
+            self.save_skill(skill, "restore", moved_from=True)
+        return skill
+
+    # -- derived counts -----------------------------------------------------------
+    def skill_stats(self) -> tuple[dict[str, dict[str, int]], list[jsonl.LineWarning]]:
+        """usage / success / failure / patches per skill, folded from ``events``."""
+        scan = self.scan("events")
+        stats: dict[str, dict[str, int]] = {}
+
+        def bump(name: str, key: str) -> None:
+            entry = stats.setdefault(name, {"usage": 0, "success": 0, "failure": 0, "patches": 0})
+            entry[key] += 1
+
+        for record in scan.records:
+            op = record.get("op")
+            if op == "inject":
+                for ref in record.get("skills") or []:
+                    bump(str(ref).split("@")[0], "usage")
+            elif op == "outcome":
+                key = "success" if record.get("success") is True else "failure"
+                for ref in record.get("skills") or []:
+                    bump(str(ref).split("@")[0], key)
+            elif op == "patch" and isinstance(record.get("skill"), str):
+                bump(record["skill"], "patches")
+        return stats, scan.warnings
+
+    # -- git ----------------------------------------------------------------------
+    def pending_logs(self) -> list[tuple[str, int]]:
+        """Log files with uncommitted lines: (path relative to the vault, lines)."""
+        result = []
+        for status, path in gitrepo.changed_paths(self.top, [self.git_path(self.layout.logs)]):
+            if path.endswith(".jsonl") and "D" not in status:
+                rel = (self.top / path).relative_to(self.root).as_posix()
+                result.append((rel, gitrepo.added_lines(self.top, path)))
+        return result
+
+    def commit_logs(self, message: str | None = None) -> tuple[str | None, int]:
+        """Commit every pending log line. Returns (sha or None, lines committed)."""
+        pending = self.pending_logs()
+        lines = sum(n for _, n in pending)
+        if not pending:
+            return None, 0
+        subject = message or f"gitvault: commit {lines} record{'s' if lines != 1 else ''}"
+        sha = gitrepo.commit_paths(self.top, [self.git_path(self.root / p) for p, _ in pending],
+                                   subject, {"Op": "commit", "Node": self.node})
+        return sha, lines
+
+    def skill_view(self, skill: Skill, stats: dict[str, dict[str, int]], *,
+                   content: bool = False,
+                   entries: list[versions.Version] | None = None) -> dict[str, Any]:
+        """The ``skill show --json`` object (``skill list`` leaves out content)."""
+        view = skill.summary()
+        view["urn"] = self.urn_for(skill.name, skill.version, entries)
+        if content:
+            view["content"] = skill.body
+        view["stats"] = dict(stats.get(skill.name) or
+                             {"usage": 0, "success": 0, "failure": 0, "patches": 0})
+        ordered = ("name", "description", "trigger", "version", "kind", "state", "provenance",
+                   "sensitive", "urn", "metadata", "content", "stats")
+        return {k: view[k] for k in ordered if k in view}
+
+    def status(self) -> dict[str, Any]:
+        """What ``gitvault status`` shows: skills by state, pending records, changes."""
+        counts = {"active": 0, "stale": 0, "archived": 0}
+        for skill in self.iter_skills():
+            counts[skill.state] = counts.get(skill.state, 0) + 1
+        pending = self.pending_logs()
+        watched = [self.git_path(self.layout.skills), self.git_path(self.layout.config),
+                   self.git_path(self.layout.gitattributes)]
+        changes = [{"status": st.strip(), "path": p} for st, p in
+                   gitrepo.changed_paths(self.top, watched)]
+        return {
+            "vault": str(self.root), "node": self.node, "scope": self.scope,
+            "skills": counts,
+            "pending": {"records": sum(n for _, n in pending),
+                        "files": [{"path": p, "lines": n} for p, n in pending]},
+            "changes": changes,
+        }
+
+
+def init_vault(folder: Path, remote: str | None = None) -> tuple[Path, list[str]]:
+    """Create (or complete) a vault in ``folder``: git repo if none, gitvault.yaml with
+    every default, .gitattributes, the folder layout, a first commit. Idempotent: on a
+    complete vault it changes nothing. Returns (root, what was created)."""
+    root = folder.expanduser().resolve()
+    if root.exists() and not root.is_dir():
+        raise InvalidInput(f"{root} is a file, not a folder")
+    root.mkdir(parents=True, exist_ok=True)
+    made: list[str] = []
+    top = gitrepo.work_tree(root)
+    if top is None:
+        gitrepo.init_repo(root)
+        top = root
+        made.append("git repository")
+    layout = VaultLayout(root)
+    if layout.config.exists():
+        config_mod.load(layout.config)  # an existing config must be valid
+    else:
+        write_atomic(layout.config, config_mod.render_default())
+        made.append(layout.rel(layout.config))
+    present = layout.gitattributes.read_text("utf-8").splitlines() \
+        if layout.gitattributes.exists() else []
+    missing = [line for line in GITATTRIBUTES if line not in present]
+    if missing:
+        write_atomic(layout.gitattributes, "\n".join([*present, *missing]) + "\n")
+        made.append(layout.rel(layout.gitattributes))
+    for keep in (layout.skills / ".gitkeep", layout.logs / ".gitkeep"):
+        if not keep.parent.is_dir():
+            keep.parent.mkdir(parents=True)
+            keep.touch()
+            made.append(layout.rel(keep.parent) + "/")
+    if remote:
+        have = gitrepo.git(top, "remote", "get-url", "origin", check=False)
+        if have.returncode != 0:
+            gitrepo.git(top, "remote", "add", "origin", remote)
+            made.append(f"remote origin {remote}")
+        elif have.stdout.decode().strip() != remote:
+            raise Conflict(f"remote origin is already {have.stdout.decode().strip()}")
+    rel = root.relative_to(top).as_posix()
+    prefix = "" if rel == "." else rel + "/"
+    paths = [f"{prefix}{p}" for p in ("gitvault.yaml", ".gitattributes", "skills/.gitkeep",
+                                      "logs/.gitkeep")]
+    node = resolve_node(None, layout.git_dir)
+    if gitrepo.commit_paths(top, paths, "gitvault: init vault", {"Op": "init", "Node": node}):
+        made.append("first commit")
+    return root, made
