@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,6 +168,9 @@ def validate(raw: Any, source: str = CONFIG_NAME) -> Config:
             if not _type_ok(value, spec.kind):
                 raise ConfigError(
                     f"{source}: '{name}.{key}' must be {_type_name(spec.kind)}, got {value!r}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(
+                    f"{source}: '{name}.{key}' must be a finite number, got {value!r}")
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
                 raise ConfigError(f"{source}: '{name}.{key}' must not be negative, got {value!r}")
             if spec.kind is float:
@@ -199,6 +203,9 @@ def _validate_sources(sources: list[Any], source: str) -> None:
             if not _type_ok(value, SOURCE_KEYS[key]):
                 raise ConfigError(
                     f"{where}.{key}' must be {_type_name(SOURCE_KEYS[key])}, got {value!r}")
+        skills = src.get("affectedSkills", [])
+        if not all(isinstance(name, str) and name for name in skills):
+            raise ConfigError(f"{where}.affectedSkills' must be a list of skill names")
         sid = src.get("id")
         if not sid or not all(c.isdigit() or c == "-" or ("a" <= c <= "z") for c in sid):
             raise ConfigError(f"{where}.id' must be a non-empty [a-z0-9-] string")

@@ -120,9 +120,8 @@ def commit_paths(root: Path, paths: Sequence[str], subject: str,
     if staged.returncode == 0:
         return None
     message = format_message(subject, trailers, body)
-    args = [*_identity_args(root), "commit", "-q", "--no-gpg-sign", "-F", "-"]
-    if has_commits(root):
-        args += ["--only", "--", *paths]
+    args = [*_identity_args(root), "commit", "-q", "--no-gpg-sign", "-F", "-",
+            "--only", "--", *paths]
     git(root, *args, input=message.encode("utf-8"))
     return out(root, "rev-parse", "HEAD").strip()
 
@@ -171,7 +170,7 @@ def log(root: Path, paths: Iterable[str], *, rev: str = "HEAD") -> list[Commit]:
         chunk = chunk.strip("\n")
         if not chunk:
             continue
-        sha, date, subject, trailer_text = (chunk.split(_SEP_FIELD) + ["", "", ""])[:4]
+        sha, date, subject, trailer_text = [*chunk.split(_SEP_FIELD), "", "", ""][:4]
         trailers = {}
         for line in trailer_text.splitlines():
             key, sep, value = line.partition(":")

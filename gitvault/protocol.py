@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from gitvault.errors import InvalidInput
+from gitvault.skills import STATES
 from gitvault.vault import SkillEdit, Vault
 
 ACTIONS = ("create", "patch", "search", "list")
@@ -20,9 +21,16 @@ FIELDS = {"action", "name", "trigger", "content", "description", "kind", "tags",
 
 def parse_request(text: str) -> dict[str, Any]:
     try:
+        text.encode("utf-8")
         request = json.loads(text)
+        json.dumps(request, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # bytes read as surrogates, or a "\udXXX" escape alone
+        raise InvalidInput("tool input is not UTF-8 text (it holds a byte that is not "
+                           "UTF-8 or a lone surrogate)") from None
     except ValueError as exc:
         raise InvalidInput(f"tool input is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidInput("tool input is not valid JSON: nested too deeply") from None
     if not isinstance(request, dict):
         raise InvalidInput("tool input must be a JSON object with an \"action\"")
     return request
@@ -67,6 +75,8 @@ def handle(vault: Vault, request: dict[str, Any]) -> dict[str, Any]:
     if action == "list":
         stats, _ = vault.skill_stats()
         wanted = _text(request, "state") or "active"
+        if wanted not in (*STATES, "all"):
+            raise InvalidInput(f"invalid state {wanted!r}: use one of {', '.join(STATES)}, all")
         return {"action": "list", "skills": [vault.skill_view(s, stats)
                                              for s in vault.iter_skills()
                                              if wanted == "all" or s.state == wanted]}

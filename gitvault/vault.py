@@ -241,6 +241,7 @@ class Vault:
             edit.apply(skill)
             skill.version = self.next_version(skill)
             skill.metadata["state"] = "active"
+            skill.metadata.pop("archived-reason", None)
             skill.metadata["updated"] = stamp_now()
             self.save_skill(skill, "patch", moved_from=True if archived else None)
         return skill, "patch"

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from gitvault import gitrepo
 from gitvault.clock import parse_iso
@@ -32,7 +33,7 @@ class Version:
     node: str
     subject: str
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "commit": self.sha, "date": self.date,
                 "op": self.op, "node": self.node, "subject": self.subject}
 
@@ -113,9 +114,9 @@ def urn(scope: str, name: str, version: int, superseded_at: str | None = None,
     """``urn:gitvault:skill:<scope>:<name>:v<n>``, with ``:archived`` when a later
     version superseded it more than ``archive_after_days`` ago."""
     base = f"urn:gitvault:skill:{scope}:{name}:v{version}"
-    if superseded_at and now is not None:
-        if now - parse_iso(superseded_at) > timedelta(days=archive_after_days):
-            return base + ":archived"
+    if superseded_at and now is not None and \
+            now - parse_iso(superseded_at) > timedelta(days=archive_after_days):
+        return base + ":archived"
     return base
 
 

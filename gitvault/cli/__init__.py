@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 
@@ -17,13 +17,13 @@ from gitvault.errors import GitvaultError
 
 __all__ = ["cli", "main"]
 
-VERSION = "0.1.0"
+from gitvault import __version__ as VERSION
 
 
 class LazyGroup(click.Group):
     """Subcommands live in their own modules, imported only when used (fast --help)."""
 
-    lazy: dict[str, str] = {
+    lazy: ClassVar[dict[str, str]] = {
         "skill": "gitvault.cli.skill:skill",
         "tool": "gitvault.cli.tool:tool",
     }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
@@ -20,8 +19,9 @@ def tool(request: str | None) -> None:
     Prints one JSON object; an error is exit 2 and {"error": {...}}.
     """
     from gitvault import protocol
+    from gitvault.cli.common import read_input
 
     state().json = True  # the protocol speaks JSON only, errors included
-    text = sys.stdin.read() if request in (None, "-") else request
+    text = read_input(None, "-", "request") if request in (None, "-") else request
     result = protocol.handle(state().vault(), protocol.parse_request(text or ""))
     click.echo(json.dumps(result, indent=2, ensure_ascii=False))

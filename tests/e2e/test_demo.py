@@ -1,0 +1,36 @@
+"""``gitvault demo``: the tour a newcomer runs first works from the installed command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import Runner
+
+
+def test_demo_builds_a_vault_and_explains_each_step(gv: Runner, tmp_path: Path) -> None:
+    result = gv.ok("demo", str(tmp_path / "tour"))
+    out = result.out
+    for expected in ("$ gitvault init", "$ gitvault skill patch fix-flaky-pytest",
+                     "+5. Record the seed", "v3  rollback", "archived as v2; restored as v3",
+                     "$ gitvault doctor", "0 problems", "skills/fix-flaky-pytest/SKILL.md"):
+        assert expected in out
+    root = tmp_path / "tour" / "vault"
+    listed = gv.ok("skill", "list", "--json", cwd=root).json()["skills"]
+    assert {s["name"] for s in listed} == {
+        "debug-swift-actor-isolation", "fix-flaky-pytest", "postgres-slow-query",
+        "prefer-small-commits", "retry-with-backoff", "rotate-leaked-api-key"}
+    assert gv.git("status", "--porcelain", cwd=root) == ""
+    assert gv.ok("doctor", cwd=root).code == 0
+
+
+def test_demo_json_and_refuses_a_used_folder(gv: Runner, tmp_path: Path) -> None:
+    data = gv.ok("demo", str(tmp_path / "t"), "--json").json()
+    assert data["rolledBack"] == {"name": "fix-flaky-pytest", "version": 3}
+    assert data["doctor"]["ok"] is True and data["commits"] >= 10
+    again = gv("demo", str(tmp_path / "t"))
+    assert again.code == 2 and "not empty" in again.err
+
+
+def test_demo_without_folder_uses_a_temp_folder(gv: Runner) -> None:
+    data = gv.ok("demo", "--json").json()
+    assert Path(data["vault"]).is_dir()
