@@ -84,13 +84,14 @@ def has_commits(root: Path) -> bool:
 
 
 def _identity_args(root: Path) -> list[str]:
-    """``-c user.name/email`` when the user has none configured (fresh machines, CI)."""
+    """``-c user.name/email`` for what the user has not configured (fresh machines, CI)."""
+    proc = git(root, "config", "--get-regexp", r"^user\.(name|email)$", check=False)
+    have = {line.split(" ", 1)[0] for line in proc.stdout.decode().splitlines()}
     args: list[str] = []
-    for key, fallback in (("user.name", "gitvault"), ("user.email", "gitvault@localhost")):
-        if git(root, "config", "--get", key, check=False).returncode != 0:
-            env_key = "GIT_AUTHOR_NAME" if key == "user.name" else "GIT_AUTHOR_EMAIL"
-            if not os.environ.get(env_key):
-                args += ["-c", f"{key}={fallback}"]
+    for key, env_key, fallback in (("user.name", "GIT_AUTHOR_NAME", "gitvault"),
+                                   ("user.email", "GIT_AUTHOR_EMAIL", "gitvault@localhost")):
+        if key not in have and not os.environ.get(env_key):
+            args += ["-c", f"{key}={fallback}"]
     return args
 
 
@@ -131,6 +132,8 @@ def _known(root: Path, paths: Sequence[str]) -> tuple[list[str], list[str]]:
     plus paths only HEAD has). Pathspecs that match nothing make git fail."""
     if not paths:
         return [], []
+    if all((root / p).exists() for p in paths):
+        return list(paths), list(paths)
 
     def matches(path: str, names: set[str]) -> bool:
         prefix = path.rstrip("/") + "/"

@@ -174,10 +174,10 @@ class Vault:
         folder = self.layout.skill_dir(name, archived=archived)
         path = folder / SKILL_FILE
         old_text = path.read_text("utf-8") if path.is_file() else None
-        git_paths = [self.git_path(self.layout.skill_dir(name)),
-                     self.git_path(self.layout.skill_dir(name, archived=True))]
+        git_paths = [self.git_path(folder)]
         if moved_from is not None:
             src = self.layout.skill_dir(name, archived=moved_from)
+            git_paths.append(self.git_path(src))
             if folder.exists():
                 raise Conflict(f"cannot move {name!r}: {self.layout.rel(folder)} already exists")
             gitrepo.move(self.top, self.git_path(src), self.git_path(folder))
