@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,36 +84,6 @@ def check_skills(layout: VaultLayout) -> tuple[list[Problem], int]:
     return problems, checked
 
 
-def _torn_tail(path: Path) -> int | None:
-    """Offset just after the last newline when the file ends in an unterminated line."""
-    size = path.stat().st_size
-    if size == 0:
-        return None
-    with open(path, "rb") as fh:
-        fh.seek(-1, os.SEEK_END)
-        if fh.read(1) == b"\n":
-            return None
-        fh.seek(0)
-        data = fh.read()
-    return data.rfind(b"\n") + 1
-
-
-def move_torn_tail(path: Path, keep: int) -> Path:
-    """Move the unterminated last line to ``<file>.torn`` (appended, fsynced), then cut it."""
-    aside = path.with_name(path.name + ".torn")
-    with open(path, "rb") as fh:
-        fh.seek(keep)
-        fragment = fh.read()
-    fd = os.open(aside, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, fragment + b"\n")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.truncate(path, keep)
-    return aside
-
-
 def check_logs(layout: VaultLayout, repair: bool) -> tuple[list[Problem], int]:
     problems = []
     records = 0
@@ -126,14 +95,14 @@ def check_logs(layout: VaultLayout, repair: bool) -> tuple[list[Problem], int]:
             rel = layout.rel(Path(warning.file)) if Path(warning.file).is_absolute() else warning.file
             problems.append(Problem("log", f"{rel}:{warning.line}", warning.reason))
         for path in jsonl.stream_files(folder):
-            keep = _torn_tail(path)
-            if keep is None:
+            if not jsonl.has_torn_tail(path):
                 continue
             problem = Problem("log", layout.rel(path),
                               "unterminated last line (a crash mid-write, or a write in progress)")
             if repair:
-                aside = move_torn_tail(path, keep)
-                problem.message += f"; moved to {layout.rel(aside)}"
+                aside = jsonl.move_torn_tail(path)
+                if aside is not None:
+                    problem.message += f"; moved to {layout.rel(aside)}"
                 problem.repaired = True
             problems.append(problem)
     return problems, records

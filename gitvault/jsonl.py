@@ -149,6 +149,55 @@ def _repair_tail(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
+def has_torn_tail(path: PathLike) -> bool:
+    """True when the file ends in a line without ``\\n`` (a crash, or a write in progress)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        return _tail(fd)[1]
+    finally:
+        os.close(fd)
+
+
+def _last_newline(fd: int, size: int) -> int:
+    """Offset just after the last ``\\n`` before ``size`` (0 if none), read backwards."""
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        chunk = os.pread(fd, end - start, start)
+        found = chunk.rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        end = start
+    return 0
+
+
+def move_torn_tail(path: PathLike) -> Path | None:
+    """Move an unterminated last line to ``<file>.torn`` (appended and fsynced), then cut
+    it from the log. Holds the same lock appenders take to repair a tail, and checks
+    again under it, so no concurrent append is lost. Returns the ``.torn`` path, or None
+    when there was nothing to move."""
+    fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size, torn = _tail(fd)
+        if not torn:
+            return None
+        keep = _last_newline(fd, size)
+        fragment = os.pread(fd, size - keep, keep)
+        aside = Path(os.fspath(path) + ".torn")
+        out = os.open(aside, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(out, fragment + b"\n")
+            os.fsync(out)
+        finally:
+            os.close(out)
+        os.ftruncate(fd, keep)
+        os.fsync(fd)
+        return aside
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def locked(path: PathLike) -> Iterator[None]:
     """Hold an exclusive ``flock`` on the lock file *path*, created with parents."""

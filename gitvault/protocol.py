@@ -77,9 +77,13 @@ def handle(vault: Vault, request: dict[str, Any]) -> dict[str, Any]:
         wanted = _text(request, "state") or "active"
         if wanted not in (*STATES, "all"):
             raise InvalidInput(f"invalid state {wanted!r}: use one of {', '.join(STATES)}, all")
-        return {"action": "list", "skills": [vault.skill_view(s, stats)
-                                             for s in vault.iter_skills()
-                                             if wanted == "all" or s.state == wanted]}
+        skipped: list[str] = []
+        listed = [vault.skill_view(s, stats) for s in vault.iter_skills(skipped=skipped)
+                  if wanted == "all" or s.state == wanted]
+        answer: dict[str, Any] = {"action": "list", "skills": listed}
+        if skipped:
+            answer["warnings"] = skipped
+        return answer
     if action == "search":
         raise InvalidInput("the search action needs the retrieval index, which this version "
                            "of gitvault does not have yet")

@@ -134,8 +134,10 @@ class Vault:
             raise NotFound(f"no skill named {name!r} (see 'gitvault skill list --state all')")
         return read_skill(found[0])
 
-    def iter_skills(self, *, include_archived: bool = True) -> Iterator[Skill]:
-        """Every readable skill, sorted by name. Unreadable files raise InvalidInput."""
+    def iter_skills(self, *, include_archived: bool = True,
+                    skipped: list[str] | None = None) -> Iterator[Skill]:
+        """Every skill, sorted by name. An unreadable file raises InvalidInput, or, when
+        ``skipped`` is a list, is left out and described there (one line each)."""
         folders = [self.layout.skills]
         if include_archived:
             folders.append(self.layout.archive)
@@ -145,7 +147,14 @@ class Vault:
             for folder in sorted(base.iterdir()):
                 if folder.name.startswith(".") or not (folder / SKILL_FILE).is_file():
                     continue
-                yield read_skill(folder)
+                try:
+                    skill = read_skill(folder)
+                except InvalidInput as exc:
+                    if skipped is None:
+                        raise
+                    skipped.append(f"{exc} (skipped; see 'gitvault doctor')")
+                    continue
+                yield skill
 
     def history(self, name: str) -> list[versions.Version]:
         return versions.history(self.top, self.vault_rel, name)
@@ -234,7 +243,7 @@ class Vault:
             if found is None:
                 if edit.description is None and not edit.trigger:
                     raise InvalidInput(
-                        f"no skill named {name!r} to patch, and creating it needs --description")
+                        f"no skill named {name!r} to patch, and creating it needs a description")
                 return self._create_locked(name, edit), "create"
             folder, archived = found
             skill = read_skill(folder)
@@ -365,7 +374,8 @@ class Vault:
     def status(self) -> dict[str, Any]:
         """What ``gitvault status`` shows: skills by state, pending records, changes."""
         counts = {"active": 0, "stale": 0, "archived": 0}
-        for skill in self.iter_skills():
+        skipped: list[str] = []
+        for skill in self.iter_skills(skipped=skipped):
             counts[skill.state] = counts.get(skill.state, 0) + 1
         pending = self.pending_logs()
         watched = [self.git_path(self.layout.skills), self.git_path(self.layout.config),
@@ -378,6 +388,7 @@ class Vault:
             "pending": {"records": sum(n for _, n in pending),
                         "files": [{"path": p, "lines": n} for p, n in pending]},
             "changes": changes,
+            "warnings": skipped,
         }
 
 

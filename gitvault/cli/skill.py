@@ -146,11 +146,12 @@ def list_(state_: str) -> None:
     """List skills with their version, state and derived usage counts."""
     vault = state().vault()
     stats, warnings = vault.skill_stats()
-    views = [vault.skill_view(s, stats) for s in vault.iter_skills()
+    skipped: list[str] = []
+    views = [vault.skill_view(s, stats) for s in vault.iter_skills(skipped=skipped)
              if state_ == "all" or s.state == state_]
     data: dict[str, Any] = {"skills": views}
-    if warnings:
-        data["warnings"] = warn(warnings)
+    if warnings or skipped:
+        data["warnings"] = warn([*skipped, *warnings])
 
     def text() -> str:
         if not views:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gitvault.cli.common import emit, global_options, state
+from gitvault.cli.common import emit, global_options, state, warn
 
 
 @click.command()
@@ -33,6 +33,8 @@ def init(directory: str | None, remote: str | None) -> None:
 def status() -> None:
     """Show skills by state, records not yet committed and uncommitted skill changes."""
     report = state().vault().status()
+    if report["warnings"]:
+        warn(report["warnings"])
 
     def text() -> str:
         counts = report["skills"]

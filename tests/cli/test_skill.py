@@ -147,7 +147,7 @@ def test_patch_versions_and_falls_back_to_create(gv: Runner, vault: Path) -> Non
     assert created["status"] == "created" and created["skill"]["version"] == 1
     before = snapshot(vault)
     missing = gv("skill", "patch", "absent", "--content", "x")
-    assert missing.code == 2 and "needs --description" in missing.err
+    assert missing.code == 2 and "needs a description" in missing.err
     assert snapshot(vault) == before
 
 
@@ -229,6 +229,21 @@ def test_malformed_skill_files_are_reported(gv: Runner, vault: Path) -> None:
     (folder / "SKILL.md").write_text("no front matter here\n")
     result = gv("skill", "show", "broken", "--json")
     assert result.code == 2 and "no front-matter" in result.json()["error"]["message"]
+
+
+def test_a_broken_skill_file_does_not_hide_the_others(gv: Runner, vault: Path) -> None:
+    gv.ok("skill", "create", "fine", "--description", "d")
+    (vault / "skills" / "bad").mkdir()
+    (vault / "skills" / "bad" / "SKILL.md").write_text("---\nname: bad\ndescription: [x\n---\n")
+    listed = gv.ok("skill", "list", "--json")
+    assert [s["name"] for s in listed.json()["skills"]] == ["fine"]
+    assert "skills/bad/SKILL.md" in listed.json()["warnings"][0]
+    assert listed.err_lines[0].startswith("gitvault: warning:") and "skills/bad/SKILL.md" in listed.err
+    status = gv.ok("status", "--json").json()
+    assert status["skills"]["active"] == 1 and len(status["warnings"]) == 1
+    answer = gv.ok("tool", '{"action": "list"}').json()
+    assert [s["name"] for s in answer["skills"]] == ["fine"] and answer["warnings"]
+    assert gv("doctor").code == 1
 
 
 def test_unknown_top_level_keys_are_kept(gv: Runner, vault: Path) -> None:
