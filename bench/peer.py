@@ -1,0 +1,70 @@
+"""Shared helpers for the side-by-side benchmarks: the peer (agent-skill-bus 1.4.0,
+installed from npm into bench/.peer on first use), gitvault's CLI, timing and peak
+memory of whole processes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+PEER_VERSION = "1.4.0"
+PEER_DIR = BENCH / ".peer"
+GEN_RUNS = REPO.parent / "shared" / "tools" / "gen_runs.py"
+
+
+def peer_cli() -> list[str]:
+    """The peer's CLI as an argv prefix, installing it with npm if needed."""
+    cli = PEER_DIR / "node_modules" / "agent-skill-bus" / "src" / "cli.js"
+    if not cli.exists():
+        if shutil.which("npm") is None:
+            sys.exit("bench: npm is needed to install agent-skill-bus (apt-get install npm)")
+        PEER_DIR.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix",
+                        str(PEER_DIR), f"agent-skill-bus@{PEER_VERSION}"], check=True)
+    return ["node", str(cli)]
+
+
+def gitvault_cli() -> list[str]:
+    """gitvault's installed console script (as a user runs it), else python -m."""
+    exe = Path(sys.executable).parent / "gitvault"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "gitvault"]
+
+
+def measure(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None,
+            check: bool = True) -> tuple[float, int, bytes, bytes, int]:
+    """Run one whole process: (wall seconds, its peak RSS in KiB, stdout, stderr, exit code).
+
+    Output goes to temp files (no pipe can fill up); the peak RSS is wait4's rusage of
+    that one child.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if check and code != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({code}): {stderr.decode()[-500:]}")
+    return elapsed, usage.ru_maxrss, stdout, stderr, code
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
+                               enumerate(zip(r, widths))) for r in rows)
+
