@@ -1,6 +1,6 @@
 """``python -m gitvault``."""
 
-from gitvault.cli import main
+from gitvault.fast import main
 
 if __name__ == "__main__":
     main()

@@ -90,13 +90,25 @@ def append_record(path: PathLike, record: dict[str, Any]) -> dict[str, Any]:
 
     Raises InvalidInput for a record JSON cannot hold (NaN, infinity, objects).
     """
+    return append_records(path, [record])[0]
+
+
+def _line(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
     written = redact_record(record)
     try:
         text = json.dumps(written, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         reason = "non-finite number (NaN or infinity)" if "Out of range" in str(exc) else exc
         raise InvalidInput(f"record cannot be written as JSON: {reason}") from None
-    data = text.encode("utf-8") + b"\n"
+    return written, text.encode("utf-8") + b"\n"
+
+
+def append_records(path: PathLike, records: list[dict[str, Any]],
+                   batch_bytes: int = 1 << 20) -> list[dict[str, Any]]:
+    """Append many records: each write is one ``os.write`` of whole lines (up to
+    ``batch_bytes`` at a time), so readers and other writers never see a partial
+    record. Every record is checked before anything is written."""
+    lines = [_line(record) for record in records]
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags, 0o644)
@@ -106,12 +118,25 @@ def append_record(path: PathLike, record: dict[str, Any]) -> dict[str, Any]:
     try:
         if _tail(fd)[1]:
             _repair_tail(fd)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        batch: list[bytes] = []
+        size = 0
+        for _, data in lines:
+            if batch and size + len(data) > batch_bytes:
+                _write_all(fd, b"".join(batch))
+                batch, size = [], 0
+            batch.append(data)
+            size += len(data)
+        if batch:
+            _write_all(fd, b"".join(batch))
     finally:
         os.close(fd)
-    return written
+    return [written for written, _ in lines]
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _tail(fd: int) -> tuple[int, bool]:

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from gitvault import config as config_mod
-from gitvault import gitrepo, jsonl, versions
-from gitvault.clock import now
+from gitvault import gitrepo, health, jsonl, runlog, versions
+from gitvault.clock import now, parse_iso
 from gitvault.errors import Conflict, GitError, InvalidInput, NotFound
 from gitvault.paths import GITATTRIBUTES, VaultLayout, find_vault, resolve_node
 from gitvault.skills import (
@@ -312,6 +312,56 @@ class Vault:
             skill.metadata["updated"] = stamp_now()
             self.save_skill(skill, "restore", moved_from=True)
         return skill
+
+    # -- runs and lifecycle ---------------------------------------------------------
+    def runs(self) -> runlog.Runs:
+        """Every run record, per skill, through the incremental cache."""
+        cache = self.layout.cache
+        return runlog.load_runs(self.layout.stream("runs"),
+                                cache / runlog.CACHE_NAME if cache is not None else None)
+
+    def lifecycle(self, dry_run: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
+        """Mark active skills stale by the rules of SPEC §2.3; each change is a new version.
+        Returns (changes, warnings)."""
+        rules = health.LifecycleRules.from_config(self.config.lifecycle)
+        moment = now()
+        events = self.scan("events")
+        last_inject: dict[str, str] = {}
+        outcomes: dict[str, list[tuple[str, bool]]] = {}
+        for record in events.records:
+            op = record.get("op")
+            names = [str(ref).split("@")[0] for ref in record.get("skills") or []]
+            for name in names:
+                if op == "inject":
+                    last_inject[name] = record["ts"]
+                elif op == "outcome":
+                    outcomes.setdefault(name, []).append((record["ts"], record.get("success") is True))
+        skipped: list[str] = []
+        changes = []
+        for skill in self.iter_skills(include_archived=False, skipped=skipped):
+            if skill.state != "active":
+                continue
+            changed_at = parse_iso(skill.metadata.get("updated") or skill.metadata.get("created")
+                                   or "1970-01-01T00:00:00Z")
+            used = last_inject.get(skill.name)
+            last_used = max(changed_at, parse_iso(used)) if used else changed_at
+            since = [ok for ts, ok in outcomes.get(skill.name, []) if parse_iso(ts) >= changed_at]
+            reason = health.stale_reason(last_used, sum(since), len(since) - sum(since), moment,
+                                         rules)
+            if reason is None:
+                continue
+            change = {"name": skill.name, "from": "active", "to": "stale", "reason": reason,
+                      "version": skill.version}
+            if not dry_run:
+                with self._skill_lock():
+                    current = self.get_skill(skill.name)
+                    current.version = self.next_version(current)
+                    current.metadata["state"] = "stale"
+                    current.metadata["updated"] = stamp_now()
+                    self.save_skill(current, "lifecycle", body=f"Stale: {reason}.")
+                change["version"] = current.version
+            changes.append(change)
+        return changes, [*skipped, *(str(w) for w in events.warnings)]
 
     # -- derived counts -----------------------------------------------------------
     def skill_stats(self) -> tuple[dict[str, dict[str, int]], list[jsonl.LineWarning]]:

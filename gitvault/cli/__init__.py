@@ -6,7 +6,6 @@ error object on stdout with ``--json``, and the exit code of SPEC §4.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, ClassVar
 
@@ -14,6 +13,7 @@ import click
 
 from gitvault.cli.common import global_options, state, wants_json
 from gitvault.errors import GitvaultError
+from gitvault.fast import fail
 
 __all__ = ["cli", "main"]
 
@@ -25,6 +25,13 @@ class LazyGroup(click.Group):
 
     lazy: ClassVar[dict[str, str]] = {
         "skill": "gitvault.cli.skill:skill",
+        "record-run": "gitvault.cli.runs:record_run",
+        "health": "gitvault.cli.runs:health",
+        "flagged": "gitvault.cli.runs:flagged",
+        "drift": "gitvault.cli.runs:drift",
+        "dashboard": "gitvault.cli.runs:dashboard",
+        "lifecycle": "gitvault.cli.runs:lifecycle",
+        "import-bus": "gitvault.cli.runs:import_bus",
         "tool": "gitvault.cli.tool:tool",
     }
 
@@ -65,11 +72,7 @@ _register()
 
 
 def _fail(code: str, message: str, exit_code: int, as_json: bool) -> None:
-    as_json = as_json or wants_json()
-    click.echo(f"gitvault: error: {message}", err=True)
-    if as_json:
-        click.echo(json.dumps({"error": {"code": code, "message": message}}))
-    sys.exit(exit_code)
+    fail(code, message, exit_code, as_json or wants_json())
 
 
 def main(argv: list[str] | None = None) -> Any:

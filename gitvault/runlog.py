@@ -1,0 +1,579 @@
+"""Skill runs: recording one, and a columnar, incrementally cached view of them all.
+
+``record_run`` validates and appends one run record (the hot path of the
+``record-run`` command: no git, no YAML). ``load_runs`` reads every ``*.jsonl``
+under ``logs/runs/`` into per-skill columns (timestamps in epoch ms, scores,
+fail flags) in reader order (``ts``, then file order, then line), reporting bad
+lines instead of crashing. The parse is cached under ``.git/gitvault/`` and
+validated against every file's identity, size and tail bytes: files that only
+grew are read from where the cache stopped; anything else is read again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import struct
+from array import array
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from gitvault.errors import InvalidInput
+from gitvault.jsonl import LineWarning, append_record, stamp
+
+_loads: Callable[[bytes], Any]
+try:  # orjson parses run lines several times faster than json; json is the fallback
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover - orjson is a dependency
+    _loads = json.loads
+
+RESULTS = ("success", "partial", "fail")
+CACHE_NAME = "runs-cache.bin"
+_CACHE_VERSION = 1
+_TAIL = 4096  # bytes before a cached size that must be unchanged for an append-only read
+_BLOCK = 8 << 20
+_PARALLEL_BYTES = 64 << 20  # files larger than this are parsed by several processes
+
+
+def parse_score(text: str | float) -> float:
+    """A finite number clamped to [0, 1]; anything else is InvalidInput."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"invalid score {text!r}: use a number from 0 to 1") from None
+    if not math.isfinite(value):
+        raise InvalidInput(f"invalid score {text!r}: use a number from 0 to 1")
+    return min(1.0, max(0.0, value))
+
+
+def record_run(log_file: Path, node: str, *, agent: str, skill: str, task: str, result: str,
+               score: str | float, notes: str = "") -> dict[str, Any]:
+    """Validate and append one run record; returns it as written (secrets redacted)."""
+    if not skill or not skill.strip():
+        raise InvalidInput("a run needs --skill NAME")
+    if result not in RESULTS:
+        raise InvalidInput(f"invalid result {result!r}: use one of {', '.join(RESULTS)}")
+    entry = {"agent": agent, "skill": skill.strip(), "task": task, "result": result,
+             "score": parse_score(score), "notes": notes}
+    return append_record(log_file, stamp(entry, node))
+
+
+# -- timestamps --------------------------------------------------------------------
+
+_minute_ms: dict[str, int] = {}  # "YYYY-MM-DDTHH:MM" -> epoch ms
+_second_ms: dict[str, int] = {}  # "SS.mmm" -> ms (at most 60,000 entries)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def ts_ms(ts: Any) -> int | None:
+    """Epoch milliseconds of an ISO 8601 timestamp (None if it is not one). A time
+    without a zone is UTC. ``YYYY-MM-DDTHH:MM:SS.mmmZ`` is looked up in two small
+    caches (minute, and second with milliseconds) that this fills."""
+    if type(ts) is not str:
+        return None
+    if len(ts) == 24 and ts[23] == "Z" and ts[16] == ":" and ts[19] == ".":
+        key, rest = ts[:16], ts[17:23]
+        base = _minute_ms.get(key)
+        if base is None:
+            base = _parse_ms(key + ":00Z")
+        digits = rest[:2] + rest[3:]
+        if base is not None and digits.isdigit() and digits.isascii() and digits < "60000":
+            _minute_ms[key] = base
+            _second_ms[rest] = int(digits)
+            return base + int(digits)
+    return _parse_ms(ts)
+
+
+def _parse_ms(ts: str) -> int | None:
+    from gitvault.clock import parse_iso
+
+    try:
+        moment = parse_iso(ts)
+    except Exception:
+        return None
+    return (moment - _EPOCH) // _MS
+
+
+_MS = datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=timezone.utc) - _EPOCH
+
+
+# -- columns -----------------------------------------------------------------------
+
+@dataclass
+class SkillColumns:
+    """One skill's runs in reader order."""
+
+    ts: array = field(default_factory=lambda: array("q"))
+    score: array = field(default_factory=lambda: array("d"))
+    fail: bytearray = field(default_factory=bytearray)
+    ids: array = field(default_factory=lambda: array("q"))  # 0 = no id
+    last_fail: str | None = None  # ts text of the latest failed run
+    last_fail_ms: int = -(1 << 62)
+    ordered: bool = True  # ts never decreased
+
+    def add(self, ms: int, score: float, failed: bool, ident: int, ts: str) -> None:
+        if self.ts and ms < self.ts[-1]:
+            self.ordered = False
+        self.ts.append(ms)
+        self.score.append(score)
+        self.fail.append(failed)
+        self.ids.append(ident)
+        if failed and ms >= self.last_fail_ms:
+            self.last_fail, self.last_fail_ms = ts, ms
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+
+@dataclass
+class FileState:
+    """What the cache knows about one log file."""
+
+    path: str
+    dev: int
+    ino: int
+    mtime_ns: int
+    ctime_ns: int
+    size: int  # bytes parsed (up to the end of the last complete line)
+    lines: int  # complete lines parsed
+    tail: str  # sha256 of the _TAIL bytes before ``size``
+
+
+@dataclass
+class Runs:
+    """Every run, per skill, plus the bad lines found."""
+
+    skills: dict[str, SkillColumns] = field(default_factory=dict)  # first-appearance order
+    warnings: list[LineWarning] = field(default_factory=list)
+    files: list[FileState] = field(default_factory=list)
+
+
+def _ident(ident: Any) -> int:
+    """A 63-bit key for dedup of records with an id (0 when there is none)."""
+    if not ident or type(ident) is not str:
+        return 0
+    try:
+        return int(ident[-12:], 36) or 1
+    except ValueError:
+        return int.from_bytes(hashlib.blake2b(ident.encode(), digest_size=8).digest(), "big") >> 1 or 1
+
+
+def check_run(record: Any) -> str | None:
+    """Why a parsed line is not a run record the analysis can use (None if it is)."""
+    if type(record) is not dict:
+        return "not a JSON object"
+    skill = record.get("skill")
+    if type(skill) is not str or not skill:
+        return "run without a skill name"
+    score = record.get("score")
+    if not isinstance(score, (float, int)) or isinstance(score, bool) or not math.isfinite(score):
+        return f"score is not a number: {json.dumps(score)[:40]}"
+    if record.get("result") not in RESULTS:
+        return f"unknown result: {json.dumps(record.get('result'))[:40]}"
+    ts = record.get("ts")
+    if ts_ms(ts) is None:
+        return "missing ts" if ts is None else f"bad ts: {json.dumps(ts)[:40]}"
+    return None
+
+
+_FAIL = {"success": 0, "partial": 0, "fail": 1}
+
+
+
+
+def parse_block(data: bytes, path: str, first_line: int, runs: Runs,
+                per_file: dict[str, SkillColumns]) -> int:
+    """Parse complete lines (``data`` ends with ``\\n``) into ``per_file``; returns the
+    number of lines read. (Parsing whole blocks as one array and grouping with
+    C-level maps was measured slower than this streaming loop.)"""
+    lines = data.split(b"\n")
+    lines.pop()
+    return _parse_lines(lines, path, first_line, runs, per_file)
+
+
+def _check_order(appenders: dict[str, tuple[Any, ...]]) -> None:
+    for add in appenders.values():
+        cols, before = add[4], add[5]
+        if cols.ordered:
+            new = cols.ts[max(before - 1, 0):]
+            cols.ordered = all(a <= b for a, b in pairwise(new))
+
+
+def _parse_lines(lines: list[bytes], path: str, first_line: int, runs: Runs,
+                 per_file: dict[str, SkillColumns]) -> int:
+    """The hot loop of ``health`` on a cold cache: one orjson call and a handful of
+    dict and array operations per line; every bad line is reported with its number."""
+    warnings = runs.warnings
+    loads, fail_of, minute, second = _loads, _FAIL, _minute_ms, _second_ms
+    appenders: dict[str, tuple[Any, ...]] = {}
+    lineno = first_line
+    for raw in lines:
+        lineno += 1
+        try:
+            record = loads(raw)
+            skill, ts, score, failed = (record["skill"], record["ts"], record["score"],
+                                        fail_of[record["result"]])
+        except (ValueError, KeyError, TypeError, IndexError):
+            if raw and not raw.isspace():
+                warnings.append(LineWarning(path, lineno, _problem(raw)))
+            continue
+        kind = type(score)
+        if (kind is not float and kind is not int) or type(skill) is not str or not skill \
+                or type(ts) is not str or score - score != 0:
+            warnings.append(LineWarning(path, lineno, check_run(record) or "not a run record"))
+            continue
+        base = minute.get(ts[:16]) if len(ts) == 24 and ts[23] == "Z" and ts[16] == ":" else None
+        offset = second.get(ts[17:23]) if base is not None else None
+        ms = base + offset if base is not None and offset is not None else ts_ms(ts)
+        if ms is None:
+            warnings.append(LineWarning(path, lineno, check_run(record) or "bad ts"))
+            continue
+        add = appenders.get(skill)
+        if add is None:
+            cols = per_file.get(skill)
+            if cols is None:
+                cols = per_file[skill] = SkillColumns()
+            add = appenders[skill] = (cols.ts.append, cols.score.append, cols.fail.append,
+                                      cols.ids.append, cols, len(cols))
+        add[0](ms)
+        add[1](score)
+        add[2](failed)
+        ident = record.get("id")
+        add[3](_ident(ident) if ident else 0)
+        if failed and ms >= add[4].last_fail_ms:
+            add[4].last_fail, add[4].last_fail_ms = ts, ms
+    for add in appenders.values():
+        cols, before = add[4], add[5]
+        if cols.ordered:
+            new = cols.ts[max(before - 1, 0):].tolist()
+            cols.ordered = new == sorted(new)
+    return lineno - first_line
+
+
+def _problem(raw: bytes) -> str:
+    """Why a line that failed the fast path is not a run record."""
+    try:
+        record = _loads(raw)
+    except ValueError:
+        return _why_not_json(raw)
+    return check_run(record) or "not a run record"
+
+
+def _why_not_json(raw: bytes) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8"
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"invalid JSON: {exc.msg}"
+    return "invalid JSON"  # pragma: no cover - orjson and json disagree
+
+
+# -- merging parts into reader order ----------------------------------------------------
+
+def _take(cols: SkillColumns, order: list[int]) -> SkillColumns:
+    out = SkillColumns(last_fail=cols.last_fail, last_fail_ms=cols.last_fail_ms)
+    out.ts = array("q", (cols.ts[i] for i in order))
+    out.score = array("d", (cols.score[i] for i in order))
+    out.fail = bytearray(cols.fail[i] for i in order)
+    out.ids = array("q", (cols.ids[i] for i in order))
+    return out
+
+
+def _dedup(cols: SkillColumns) -> SkillColumns:
+    """Drop repeated ids (a repeated record has the same ts, so only equal-ts runs of
+    records are compared)."""
+    if not any(cols.ids):
+        return cols
+    keep: list[int] = []
+    group_ms, seen = None, set[int]()
+    for i, ms in enumerate(cols.ts):
+        if ms != group_ms:
+            group_ms, seen = ms, set[int]()
+        ident = cols.ids[i]
+        if ident:
+            if ident in seen:
+                continue
+            seen.add(ident)
+        keep.append(i)
+    return cols if len(keep) == len(cols) else _take(cols, keep)
+
+
+def _keyed(cols: SkillColumns, part: int) -> Iterator[tuple[int, int, int]]:
+    """(ts, part, position) of each run, for a k-way merge that keeps ties in order."""
+    for position, ms in enumerate(cols.ts):
+        yield ms, part, position
+
+
+def merge(parts: list[dict[str, SkillColumns]]) -> dict[str, SkillColumns]:
+    """Per-file columns (in file order) → per-skill columns in reader order: by ts,
+    ties in file order then line order. Parts are consumed to bound memory."""
+    import heapq
+
+    names: dict[str, tuple[int, int]] = {}
+    for index, part in enumerate(parts):
+        for name, cols in part.items():
+            key = (cols.ts[0] if len(cols) else 0, index)
+            if name not in names or key < names[name]:
+                names[name] = key
+    merged: dict[str, SkillColumns] = {}
+    for name in sorted(names, key=names.__getitem__) if len(parts) > 1 else list(names):
+        pieces = [part.pop(name) for part in parts if name in part]
+        pieces = [p if p.ordered else _take(p, sorted(range(len(p)), key=p.ts.__getitem__))
+                  for p in pieces]
+        if len(pieces) == 1:
+            cols = pieces[0]
+        else:
+            cols = SkillColumns()
+            streams = [_keyed(piece, k) for k, piece in enumerate(pieces)]
+            for ms, k, i in heapq.merge(*streams):
+                piece = pieces[k]
+                cols.ts.append(ms)
+                cols.score.append(piece.score[i])
+                cols.fail.append(piece.fail[i])
+                cols.ids.append(piece.ids[i])
+            best = max(pieces, key=lambda p: p.last_fail_ms)
+            for piece in pieces:  # ties: the later file wins
+                if piece.last_fail_ms == best.last_fail_ms and piece.last_fail:
+                    best = piece
+            cols.last_fail, cols.last_fail_ms = best.last_fail, best.last_fail_ms
+        cols.ordered = True
+        merged[name] = _dedup(cols)
+    return merged
+
+
+# -- reading files, with an incremental cache -----------------------------------------
+
+def _tail_hash(fh: Any, size: int) -> str:
+    start = max(0, size - _TAIL)
+    fh.seek(start)
+    return hashlib.sha256(fh.read(size - start)).hexdigest()
+
+
+def _parse_range(path: str, start: int, end: int) -> tuple[dict[str, SkillColumns], Runs, int]:
+    """Parse the complete lines in bytes [start, end) of ``path`` (both at line starts,
+    except that an unterminated last line is left unparsed)."""
+    part: dict[str, SkillColumns] = {}
+    runs = Runs()
+    lines, carry, offset = 0, b"", start
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        while offset < end:
+            chunk = fh.read(min(_BLOCK, end - offset))
+            if not chunk:
+                break
+            offset += len(chunk)
+            buffer = carry + chunk
+            cut = buffer.rfind(b"\n") + 1
+            if cut:
+                lines += parse_block(buffer[:cut], path, lines, runs, part)
+            carry = buffer[cut:]
+    return part, runs, lines
+
+
+def _split_points(fh: Any, start: int, end: int, pieces: int) -> list[int]:
+    points = [start]
+    for k in range(1, pieces):
+        fh.seek(start + (end - start) * k // pieces)
+        fh.readline()
+        points.append(max(fh.tell(), points[-1]))
+    points.append(end)
+    return points
+
+
+def _read_file(path: Path, start: int, first_line: int, runs: Runs
+               ) -> tuple[dict[str, SkillColumns], FileState]:
+    """Parse the complete lines of ``path`` from byte ``start``; an unterminated last
+    line (a write in progress) is left for the next read. Large files are parsed by
+    one worker process per core, each on its own byte range."""
+    name = str(path)
+    with open(path, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        size = info.st_size
+        fh.seek(max(start, size - _BLOCK))
+        tail = fh.read()
+        end = size - len(tail) + tail.rfind(b"\n") + 1 if b"\n" in tail else start
+        end = max(end, start)
+        workers = min(os.cpu_count() or 1, 4) if end - start > _PARALLEL_BYTES else 1
+        points = _split_points(fh, start, end, workers)
+    ranges = [(name, a, b) for a, b in itertools.pairwise(points) if b > a]
+    if len(ranges) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(len(ranges), mp_context=multiprocessing.get_context("fork")) as pool:
+            results = list(pool.map(_parse_range, *zip(*ranges, strict=False)))
+    else:
+        results = [_parse_range(*r) for r in ranges]
+    part: dict[str, SkillColumns] = {}
+    lines = first_line
+    for piece, found, count in results:
+        runs.warnings.extend(LineWarning(w.file, w.line + lines, w.reason) for w in found.warnings)
+        lines += count
+        for skill, cols in piece.items():
+            mine = part.get(skill)
+            if mine is None:
+                part[skill] = cols
+                continue
+            if len(mine) and len(cols) and cols.ts[0] < mine.ts[-1]:
+                mine.ordered = False
+            mine.ordered = mine.ordered and cols.ordered
+            mine.ts.extend(cols.ts)
+            mine.score.extend(cols.score)
+            mine.fail.extend(cols.fail)
+            mine.ids.extend(cols.ids)
+            if cols.last_fail is not None and cols.last_fail_ms >= mine.last_fail_ms:
+                mine.last_fail, mine.last_fail_ms = cols.last_fail, cols.last_fail_ms
+    with open(path, "rb") as fh:
+        state = FileState(name, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
+                          end, lines, _tail_hash(fh, end))
+    return part, state
+
+
+def _unchanged_prefix(state: FileState) -> bool:
+    """The file is the one cached and its cached bytes are still there (it may have grown)."""
+    try:
+        with open(state.path, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if (info.st_dev, info.st_ino) != (state.dev, state.ino) or info.st_size < state.size:
+                return False
+            return _tail_hash(fh, state.size) == state.tail
+    except OSError:
+        return False
+
+
+def _untouched(state: FileState) -> bool:
+    """Same file, same size, same modification and change times as when cached."""
+    try:
+        info = os.stat(state.path)
+    except OSError:
+        return False
+    return (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size) == \
+        (state.dev, state.ino, state.mtime_ns, state.ctime_ns, state.size)
+
+
+def load_runs(folder: Path, cache_file: Path | None = None) -> Runs:
+    """Every run under ``folder``, in reader order, using and refreshing the cache."""
+    from gitvault.jsonl import stream_files
+
+    paths = [str(p) for p in stream_files(folder)]
+    cached = _load_cache(cache_file) if cache_file is not None else None
+    if cached is not None:
+        runs = _refresh(cached, paths)
+        if runs is not None:
+            if runs is not cached and cache_file is not None:
+                _save_cache(cache_file, runs)
+            return runs
+    runs = Runs()
+    parts = []
+    for path in paths:
+        part, state = _read_file(Path(path), 0, 0, runs)
+        parts.append(part)
+        runs.files.append(state)
+    runs.skills = merge(parts)
+    if cache_file is not None:
+        _save_cache(cache_file, runs)
+    return runs
+
+
+def _refresh(cached: Runs, paths: list[str]) -> Runs | None:
+    """Bring a cached parse up to date by reading only appended bytes; None when the
+    cache cannot be trusted that way (a file shrank, changed, vanished, or new runs are
+    not later than the cached ones)."""
+    known = {state.path: state for state in cached.files}
+    if any(path not in paths for path in known):
+        return None
+    if all(path in known and _untouched(known[path]) for path in paths):
+        return cached
+    states, parts = [], []
+    fresh = Runs(warnings=list(cached.warnings))
+    for path in paths:
+        state = known.get(path)
+        if state is not None and _untouched(state):
+            states.append(state)
+            continue
+        if state is not None and not _unchanged_prefix(state):
+            return None
+        part, new_state = _read_file(Path(path), state.size if state else 0,
+                                     state.lines if state else 0, fresh)
+        parts.append(part)
+        states.append(new_state)
+    added = merge(parts)
+    skills = cached.skills
+    for name, cols in added.items():
+        old = skills.get(name)
+        if old is None:
+            skills[name] = cols
+            continue
+        if len(cols) and len(old) and cols.ts[0] <= old.ts[-1]:
+            return None
+        old.ts.extend(cols.ts)
+        old.score.extend(cols.score)
+        old.fail.extend(cols.fail)
+        old.ids.extend(cols.ids)
+        if cols.last_fail is not None and cols.last_fail_ms >= old.last_fail_ms:
+            old.last_fail, old.last_fail_ms = cols.last_fail, cols.last_fail_ms
+    fresh.skills, fresh.files = skills, states
+    fresh.warnings.sort(key=lambda w: (paths.index(w.file) if w.file in paths else -1, w.line))
+    return fresh
+
+
+_MAGIC = b"GVRUNS1\n"
+
+
+def _save_cache(cache_file: Path, runs: Runs) -> None:
+    header = json.dumps({
+        "version": _CACHE_VERSION,
+        "files": [vars(state) for state in runs.files],
+        "skills": [[name, len(c), c.last_fail, c.last_fail_ms] for name, c in runs.skills.items()],
+        "warnings": [[w.file, w.line, w.reason] for w in runs.warnings],
+    }).encode("utf-8")
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            fh.write(_MAGIC + struct.pack("<Q", len(header)) + header)
+            for cols in runs.skills.values():
+                cols.ts.tofile(fh)
+                cols.score.tofile(fh)
+                fh.write(cols.fail)
+                cols.ids.tofile(fh)
+        os.replace(tmp, cache_file)
+    except OSError:
+        pass  # the cache is an optimisation; without it the next run reads everything
+
+
+def _load_cache(cache_file: Path) -> Runs | None:
+    try:
+        with open(cache_file, "rb") as fh:
+            if fh.read(len(_MAGIC)) != _MAGIC:
+                return None
+            (length,) = struct.unpack("<Q", fh.read(8))
+            header = json.loads(fh.read(length))
+            if header.get("version") != _CACHE_VERSION:
+                return None
+            runs = Runs(files=[FileState(**state) for state in header["files"]],
+                        warnings=[LineWarning(*w) for w in header["warnings"]])
+            for name, count, last_fail, last_fail_ms in header["skills"]:
+                cols = SkillColumns(last_fail=last_fail, last_fail_ms=last_fail_ms)
+                cols.ts.fromfile(fh, count)
+                cols.score.fromfile(fh, count)
+                cols.fail = bytearray(fh.read(count))
+                cols.ids.fromfile(fh, count)
+                if len(cols.fail) != count:
+                    return None
+                runs.skills[name] = cols
+            if fh.read(1):
+                return None
+            return runs
+    except (OSError, ValueError, KeyError, TypeError, EOFError, struct.error):
+        return None
