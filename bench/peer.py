@@ -38,25 +38,62 @@ def gitvault_cli() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "gitvault"]
 
 
+def _tree_rss_kib(root: int) -> int:
+    """Summed VmRSS of a process and all its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        pid = int(entry)
+        children.setdefault(int(fields.get("PPid", "0").strip()), []).append(pid)
+        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0])
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
 def measure(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None,
             check: bool = True) -> tuple[float, int, bytes, bytes, int]:
-    """Run one whole process: (wall seconds, its peak RSS in KiB, stdout, stderr, exit code).
+    """Run one whole process: (wall seconds, peak memory in KiB, stdout, stderr, exit code).
 
-    Output goes to temp files (no pipe can fill up); the peak RSS is wait4's rusage of
-    that one child.
+    Output goes to temp files (no pipe can fill up). Peak memory is the larger of
+    wait4's peak RSS and the summed RSS of the process tree sampled every 10 ms, so a
+    tool that forks workers is charged for all of them.
     """
+    import threading
+
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err)
+        peak = [0]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.01):
+                peak[0] = max(peak[0], _tree_rss_kib(proc.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
+        done.set()
+        sampler.join()
         proc.returncode = code = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
     if check and code != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({code}): {stderr.decode()[-500:]}")
-    return elapsed, usage.ru_maxrss, stdout, stderr, code
+    return elapsed, max(usage.ru_maxrss, peak[0]), stdout, stderr, code
 
 
 def median(values: list[float]) -> float:
@@ -66,5 +103,5 @@ def median(values: list[float]) -> float:
 def table(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
-                               enumerate(zip(r, widths))) for r in rows)
+                               enumerate(zip(r, widths, strict=True))) for r in rows)
 

@@ -7,7 +7,7 @@ The library API: ``Vault`` (open a vault and work with it), ``SkillEdit``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # no typing import at run time (start-up speed)
 
 __version__ = "0.1.0"
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from gitvault.vault import SkillEdit, Vault, init_vault
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'gitvault' has no attribute {name!r}")

@@ -7,24 +7,22 @@ key or a wrong type is a :class:`ConfigError` naming the key and the file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from collections import namedtuple
 from pathlib import Path
-from typing import Any
 
 from gitvault.errors import ConfigError
+
+TYPE_CHECKING = False  # typing is not imported at run time: record-run starts fast
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_NAME = "gitvault.yaml"
 
 
-@dataclass(frozen=True)
-class Key:
-    default: Any
-    kind: type | tuple[type, ...]
-    comment: str
+Key = namedtuple("Key", "default kind comment")  # a schema entry
 
 
 SCHEMA: dict[str, dict[str, Key]] = {
@@ -112,12 +110,12 @@ class Section:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
-@dataclass
 class Config:
     """The validated configuration: one :class:`Section` per schema section."""
 
-    sections: dict[str, Section] = field(default_factory=dict)
-    source: str = CONFIG_NAME
+    def __init__(self, sections: dict[str, Section], source: str = CONFIG_NAME) -> None:
+        self.sections = sections
+        self.source = source
 
     def __getattr__(self, name: str) -> Section:
         try:
@@ -241,21 +239,22 @@ def _parse_yaml(data: bytes, source: str) -> Any:
 
 
 def load(path: Path, cache_dir: Path | None = None) -> Config:
-    """Load and validate ``path``. A parsed copy is cached in ``cache_dir`` keyed by
-    the file's sha256, so commands that do not otherwise need YAML skip importing it."""
+    """Load and validate ``path``. A parsed copy is cached in ``cache_dir`` with the
+    file's whole text (it is used only when the text is the same), so commands that
+    do not otherwise need YAML skip importing it."""
     source = str(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"{source}: missing") from None
-    digest = hashlib.sha256(data).hexdigest()
+    text = data.decode("utf-8", "surrogateescape")
     cache = cache_dir / "config.json" if cache_dir is not None else None
     raw: Any = None
     hit = False
     if cache is not None:
         try:
             cached = json.loads(cache.read_text("utf-8"))
-            if cached.get("sha256") == digest:
+            if cached.get("text") == text:
                 raw, hit = cached["raw"], True
         except (OSError, ValueError, KeyError, AttributeError):
             pass
@@ -266,7 +265,7 @@ def load(path: Path, cache_dir: Path | None = None) -> Config:
         try:
             cache.parent.mkdir(parents=True, exist_ok=True)
             tmp = cache.with_name(f"config.json.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"sha256": digest, "raw": raw}), "utf-8")
+            tmp.write_text(json.dumps({"text": text, "raw": raw}), "utf-8")
             os.replace(tmp, cache)
         except (OSError, TypeError, ValueError):
             pass  # the cache is an optimisation; a failure to write it is harmless

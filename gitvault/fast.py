@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: record-run starts fast
+if TYPE_CHECKING:
+    from typing import Any
 
 RECORD_RUN_FLAGS = ("agent", "skill", "task", "result", "score", "notes")
 GLOBAL_FLAGS = ("vault", "node")
@@ -65,7 +68,7 @@ def record_run_fast(values: dict[str, Any]) -> None:
         config = load(layout.config, layout.cache)
         node = resolve_node(values.get("node"), layout.git_dir)
         from gitvault.clock import now
-        from gitvault.runlog import record_run
+        from gitvault.runrecord import record_run
 
         entry = record_run(layout.log_file("runs", node, now()), node,
                            agent=values.get("agent") or "default", skill=values.get("skill") or "",

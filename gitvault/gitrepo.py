@@ -75,6 +75,11 @@ def work_tree(path: Path) -> Path | None:
     return Path(proc.stdout.decode().strip())
 
 
+def is_ignored(root: Path, path: Path) -> bool:
+    """Whether the repository at ``root`` ignores ``path``."""
+    return git(root, "check-ignore", "-q", str(path), check=False).returncode == 0
+
+
 def init_repo(path: Path) -> None:
     git(path, "init", "-q", "-b", "main")
 

@@ -16,17 +16,17 @@ import json
 import os
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gitvault import clock
 from gitvault.errors import InvalidInput
 from gitvault.redact import redact_record
 
+TYPE_CHECKING = False  # typing is not imported at run time: record-run starts fast
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
 
     PathLike = str | os.PathLike[str]
 
@@ -235,13 +235,23 @@ def locked(path: PathLike) -> Iterator[None]:
         os.close(fd)  # closing the last descriptor releases the lock
 
 
-@dataclass(frozen=True)
 class LineWarning:
     """A line that is not a valid record: where it is and why."""
 
-    file: str
-    line: int
-    reason: str
+    __slots__ = ("file", "line", "reason")
+
+    def __init__(self, file: str, line: int, reason: str) -> None:
+        self.file, self.line, self.reason = file, line, reason
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LineWarning) and \
+            (self.file, self.line, self.reason) == (other.file, other.line, other.reason)
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.line, self.reason))
+
+    def __repr__(self) -> str:
+        return f"LineWarning({self.file!r}, {self.line!r}, {self.reason!r})"
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.reason}"
@@ -250,12 +260,20 @@ class LineWarning:
         return {"file": self.file, "line": self.line, "reason": self.reason}
 
 
-@dataclass
 class Scan:
     """The valid records of some files, ordered, and the warnings for the rest."""
 
-    records: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[LineWarning] = field(default_factory=list)
+    def __init__(self, records: list[dict[str, Any]] | None = None,
+                 warnings: list[LineWarning] | None = None) -> None:
+        self.records: list[dict[str, Any]] = records if records is not None else []
+        self.warnings: list[LineWarning] = warnings if warnings is not None else []
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Scan) and \
+            (self.records, self.warnings) == (other.records, other.warnings)
+
+    def __repr__(self) -> str:
+        return f"Scan({self.records!r}, {self.warnings!r})"
 
 
 def iter_file(

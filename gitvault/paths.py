@@ -1,11 +1,9 @@
-"""Every path a vault uses, in one frozen dataclass; vault discovery; node ids."""
+"""Every path a vault uses, in one small value class; vault discovery; node ids."""
 
 from __future__ import annotations
 
 import os
 import re
-import socket
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -17,11 +15,23 @@ GITATTRIBUTES = ("logs/**/*.jsonl merge=union", "skills/**/SKILL.md text eol=lf"
 NODE_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
-@dataclass(frozen=True)
 class VaultLayout:
-    """The folders and files of one vault rooted at ``root``."""
+    """The folders and files of one vault rooted at ``root`` (a plain class: this
+    module is on the path of record-run, which must not pay for dataclasses)."""
 
-    root: Path
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, VaultLayout) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def __repr__(self) -> str:
+        return f"VaultLayout({self.root!r})"
 
     @property
     def config(self) -> Path:
@@ -129,7 +139,7 @@ def _git_config_node(git_dir: Path | None) -> str | None:
 
 def host_node() -> str:
     """The host name reduced to ``[a-z0-9-]``."""
-    reduced = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-")
+    reduced = re.sub(r"[^a-z0-9]+", "-", os.uname().nodename.lower()).strip("-")
     return reduced[:64].strip("-") or "node"
 
 

@@ -14,7 +14,10 @@ the first text that needs them comes.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: record-run starts fast
+if TYPE_CHECKING:
+    from typing import Any
 
 MASK = "[REDACTED]"
 

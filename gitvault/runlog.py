@@ -1,7 +1,6 @@
-"""Skill runs: recording one, and a columnar, incrementally cached view of them all.
+"""Skill runs: a columnar, incrementally cached view of them all.
 
-``record_run`` validates and appends one run record (the hot path of the
-``record-run`` command: no git, no YAML). ``load_runs`` reads every ``*.jsonl``
+``load_runs`` reads every ``*.jsonl``
 under ``logs/runs/`` into per-skill columns (timestamps in epoch ms, scores,
 fail flags) in reader order (``ts``, then file order, then line), reporting bad
 lines instead of crashing. The parse is cached under ``.git/gitvault/`` and
@@ -25,8 +24,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from gitvault.errors import InvalidInput
-from gitvault.jsonl import LineWarning, append_record, stamp
+from gitvault.jsonl import LineWarning
+from gitvault.runrecord import RESULTS
 
 _loads: Callable[[bytes], Any]
 try:  # orjson parses run lines several times faster than json; json is the fallback
@@ -34,35 +33,11 @@ try:  # orjson parses run lines several times faster than json; json is the fall
 except ImportError:  # pragma: no cover - orjson is a dependency
     _loads = json.loads
 
-RESULTS = ("success", "partial", "fail")
 CACHE_NAME = "runs-cache.bin"
 _CACHE_VERSION = 1
 _TAIL = 4096  # bytes before a cached size that must be unchanged for an append-only read
 _BLOCK = 8 << 20
 _PARALLEL_BYTES = 64 << 20  # files larger than this are parsed by several processes
-
-
-def parse_score(text: str | float) -> float:
-    """A finite number clamped to [0, 1]; anything else is InvalidInput."""
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"invalid score {text!r}: use a number from 0 to 1") from None
-    if not math.isfinite(value):
-        raise InvalidInput(f"invalid score {text!r}: use a number from 0 to 1")
-    return min(1.0, max(0.0, value))
-
-
-def record_run(log_file: Path, node: str, *, agent: str, skill: str, task: str, result: str,
-               score: str | float, notes: str = "") -> dict[str, Any]:
-    """Validate and append one run record; returns it as written (secrets redacted)."""
-    if not skill or not skill.strip():
-        raise InvalidInput("a run needs --skill NAME")
-    if result not in RESULTS:
-        raise InvalidInput(f"invalid result {result!r}: use one of {', '.join(RESULTS)}")
-    entry = {"agent": agent, "skill": skill.strip(), "task": task, "result": result,
-             "score": parse_score(score), "notes": notes}
-    return append_record(log_file, stamp(entry, node))
 
 
 # -- timestamps --------------------------------------------------------------------

@@ -452,6 +452,8 @@ def init_vault(folder: Path, remote: str | None = None) -> tuple[Path, list[str]
     root.mkdir(parents=True, exist_ok=True)
     made: list[str] = []
     top = gitrepo.work_tree(root)
+    if top is not None and top != root and gitrepo.is_ignored(top, root):
+        top = None  # a folder the enclosing repository ignores gets a repository of its own
     if top is None:
         gitrepo.init_repo(root)
         top = root

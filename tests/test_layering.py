@@ -11,11 +11,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gitvault"
 # Lowest first. cli, the MCP server, the tool protocol and the demo sit on top.
 LAYERS: list[set[str]] = [
     {"errors", "clock", "paths", "config"},
-    {"redact", "jsonl", "skills", "gitrepo", "queue_state", "queue_rules", "queue_log", "dag", "runlog"},
+    {"redact", "jsonl", "skills", "gitrepo", "queue_state", "queue_rules", "queue_log", "dag",
+     "runlog", "runrecord"},
     {"versions", "search", "health", "queue", "queue_import", "gate", "watch"},
     {"curator", "hooks", "doctor", "dashboard"},
     {"vault"},
-    {"cli", "queue_cli", "protocol", "retrieval", "demo", "importbus", "fast", "mcp_server", "__main__", "__init__"},
+    {"cli", "queue_cli", "protocol", "retrieval", "demo", "importbus", "fast", "mcp_server",
+     "__main__", "__init__"},
 ]
 OWNERS = {"click": {"cli"}, "frontmatter": {"skills"}, "git": {"gitrepo"},
           "yaml": {"config", "skills"}, "mcp": {"mcp_server"}}

@@ -28,7 +28,7 @@ FAIL_ON = click.option("--fail-on", is_flag=True,
 def record_run(agent: str, skill: str, task: str, result: str, score: str, notes: str) -> None:
     """Append one skill run to logs/runs/ (no commit; see 'gitvault commit')."""
     from gitvault.clock import now
-    from gitvault.runlog import record_run as append_run
+    from gitvault.runrecord import record_run as append_run
 
     vault = state().vault()
     entry = append_run(vault.layout.log_file("runs", vault.node, now()), vault.node,

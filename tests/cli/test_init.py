@@ -78,3 +78,13 @@ def test_remote_is_added(gv: Runner, tmp_path: Path) -> None:
     gv.ok("init", str(root), "--remote", str(remote))
     assert gv.git("remote", "get-url", "origin", cwd=root).strip() == str(remote)
     assert gv.ok("init", str(root), "--remote", str(remote), "--json").json()["created"] == []
+
+
+def test_init_in_a_folder_the_enclosing_repo_ignores(gv: Runner, tmp_path: Path) -> None:
+    repo = tmp_path / "project"
+    repo.mkdir()
+    gv.git("init", "-q", "-b", "main", cwd=repo)
+    (repo / ".gitignore").write_text("scratch/\n")
+    result = gv.ok("init", str(repo / "scratch" / "vault"), "--json").json()
+    assert "git repository" in result["created"]
+    assert (repo / "scratch" / "vault" / ".git").is_dir()
