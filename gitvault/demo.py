@@ -8,14 +8,18 @@ the command a user would type for it.
 
 from __future__ import annotations
 
+import random
 import tempfile
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from gitvault import gitrepo, protocol
+from gitvault import gitrepo, health, jsonl, protocol
+from gitvault.clock import iso, now
 from gitvault.doctor import run_doctor
 from gitvault.errors import InvalidInput
+from gitvault.runrecord import record_run
 from gitvault.skills import SKILL_FILE, parse_skill, read_text, render_skill
 from gitvault.vault import SkillEdit, Vault, init_vault
 from gitvault.versions import diff_text
@@ -32,9 +36,67 @@ def examples_dir() -> Path:
     raise FileNotFoundError("the bundled example skills are missing from this installation")
 
 
+def record_demo_runs(vault: Vault, moment: datetime) -> int:
+    """Two weeks of runs: one steady skill, one that slipped this week, one broken."""
+    rng = random.Random(7)
+    records = []
+    for hours_ago in range(14 * 24, 0, -6):
+        ts = iso(moment - timedelta(hours=hours_ago))
+        this_week = hours_ago <= 7 * 24
+        for skill, base in (("fix-flaky-pytest", 0.9), ("postgres-slow-query", 0.88),
+                            ("debug-swift-actor-isolation", 0.8)):
+            if skill == "postgres-slow-query" and this_week:
+                base = 0.55
+            score = round(min(1.0, max(0.0, rng.gauss(base, 0.05))), 2)
+            result = "success" if score >= 0.7 else "partial" if score >= 0.4 else "fail"
+            if skill == "debug-swift-actor-isolation" and hours_ago <= 18:
+                score, result = 0.0, "fail"
+            records.append({"ts": ts, "agent": "ci-bot", "skill": skill, "task": "nightly",
+                            "result": result, "score": score, "notes": ""})
+    path = vault.layout.log_file("runs", vault.node, moment)
+    jsonl.append_records(path, [jsonl.stamp(r, vault.node) for r in records])
+    return len(records)
+
+
+def exchange_between_clones(base: Path, root: Path) -> list[str]:
+    """A second clone (node 'laptop') records a run and creates a skill; both sides
+    push and pull through a bare remote and end with every record of both."""
+    remote = base / "remote.git"
+    gitrepo.git(base, "clone", "-q", "--bare", str(root), str(remote))
+    gitrepo.git(root, "remote", "add", "origin", str(remote))
+    gitrepo.git(root, "fetch", "-q", "origin")
+    gitrepo.git(root, "branch", "-q", "--set-upstream-to=origin/main", "main")
+    laptop_dir = base / "laptop"
+    gitrepo.git(base, "clone", "-q", str(remote), str(laptop_dir))
+    laptop = Vault(laptop_dir, node="laptop")
+    laptop.create_skill("summarise-ci-failure", SkillEdit(
+        description="Summarise a failing CI run for a pull request comment.",
+        content="1. Find the first failing step.\n2. Quote the error, not the whole log.\n"))
+    record_run(laptop.layout.log_file("runs", "laptop", now()), "laptop", agent="laptop-agent",
+               skill="fix-flaky-pytest", task="retry flaky test", result="success", score=0.95)
+    laptop.commit_logs("gitvault: laptop records")
+    home = Vault(root, node="demo")
+    record_run(home.layout.log_file("runs", "demo", now()), "demo", agent="ci-bot",
+               skill="fix-flaky-pytest", task="nightly", result="success", score=0.9)
+    home.commit_logs("gitvault: demo records")
+    gitrepo.push(laptop_dir)
+    gitrepo.pull(root)
+    gitrepo.push(root)
+    gitrepo.pull(laptop_dir)
+    mine, theirs = home.runs(), laptop.runs()
+    count = sum(len(c) for c in mine.skills.values())
+    same = count == sum(len(c) for c in theirs.skills.values())
+    return ["laptop created summarise-ci-failure and recorded a run; demo recorded one too",
+            f"after push and pull both clones hold {count} runs "
+            f"({'the same' if same else 'DIFFERENT'} on both) and "
+            f"{len(list(home.iter_skills(include_archived=False)))} active skills",
+            "(a 'gitvault sync' command that retries lost push races is not built yet; "
+            "this is plain git)"]
+
+
 def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     say: Echo = echo or (lambda _text: None)
-    base = folder or Path(tempfile.mkdtemp(prefix="gitvault-demo-"))
+    base = (folder or Path(tempfile.mkdtemp(prefix="gitvault-demo-"))).resolve()
     root = base / "vault"
     if root.exists() and any(root.iterdir()):
         raise InvalidInput(f"{root} already exists and is not empty; give the demo a new folder")
@@ -94,6 +156,25 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     say(f"  archived as v{archived.version}; "
         f"restored as v{vault.restore('prefer-small-commits').version}")
 
+    step("Agents report every run; a week of runs arrives",
+         "gitvault record-run --agent ci-bot --skill fix-flaky-pytest --result success --score 0.9")
+    moment = now()
+    written = record_demo_runs(vault, moment)
+    say(f"  {written} runs of 3 skills over 14 days in logs/runs/")
+    step("Health: averages, trends and flags per skill", "gitvault health")
+    thresholds = health.Thresholds.from_config(vault.config.health)
+    runs = vault.runs()
+    health_report = health.analyze(runs, moment, vault.config.health.window_days, thresholds)
+    for skill_name, data in health_report.items():
+        recent = "-" if data["recentAvg"] is None else f"{data['recentAvg']:.2f}"
+        say(f"  {skill_name:<28} avg {data['avgScore']:.2f}  recent {recent}  "
+            f"{data['trend']:<9}{'  FLAGGED' if data['flagged'] else ''}")
+    step("Drift: quality that slipped since last week", "gitvault drift")
+    drifting = health.drift(runs, moment, thresholds, vault.config.health.window_days)
+    for row in drifting:
+        say(f"  {row['name']}: {row['lastWeekAvg']:.2f} -> {row['thisWeekAvg']:.2f} "
+            f"(drop {row['drop']:.2f})")
+
     step("Every skill operation is also an append-only record; status shows them",
          "gitvault status")
     report = vault.status()
@@ -102,6 +183,12 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     step("Commit the records", "gitvault commit")
     sha, lines = vault.commit_logs()
     say(f"  committed {lines} records as {sha[:12] if sha else '-'}")
+
+    step("Two clones share one vault: each node appends to its own log file, so git "
+         "merges never conflict", f"git clone {root} laptop  # then record, commit, push, pull")
+    shared = exchange_between_clones(base, root)
+    for line in shared:
+        say(f"  {line}")
 
     step("Check everything: config, layout, every skill file, every log line",
          "gitvault doctor")
@@ -122,4 +209,7 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
         "commits": commits,
         "files": files,
         "doctor": doctor.to_json(),
+        "flagged": [name for name, data in health_report.items() if data["flagged"]],
+        "drift": [row["name"] for row in drifting],
+        "clones": shared,
     }

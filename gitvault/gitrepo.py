@@ -132,6 +132,16 @@ def commit_paths(root: Path, paths: Sequence[str], subject: str,
     return out(root, "rev-parse", "HEAD").strip()
 
 
+def pull(root: Path, remote: str = "origin", branch: str = "main") -> None:
+    """Fetch and merge ``remote/branch`` (a merge commit when needed, with an identity
+    even where the user has none configured)."""
+    git(root, *_identity_args(root), "pull", "-q", "--no-rebase", "--no-edit", remote, branch)
+
+
+def push(root: Path, remote: str = "origin", branch: str = "main") -> None:
+    git(root, "push", "-q", remote, f"HEAD:{branch}")
+
+
 def _known(root: Path, paths: Sequence[str]) -> tuple[list[str], list[str]]:
     """(paths git add accepts: in the work tree or index; paths a commit accepts: those
     plus paths only HEAD has). Pathspecs that match nothing make git fail."""

@@ -12,13 +12,18 @@ def test_demo_builds_a_vault_and_explains_each_step(gv: Runner, tmp_path: Path) 
     out = result.out
     for expected in ("$ gitvault init", "$ gitvault skill patch fix-flaky-pytest",
                      "+5. Record the seed", "v3  rollback", "archived as v2; restored as v3",
-                     "$ gitvault doctor", "0 problems", "skills/fix-flaky-pytest/SKILL.md"):
+                     "$ gitvault doctor", "0 problems", "skills/fix-flaky-pytest/SKILL.md",
+                     "$ gitvault health", "postgres-slow-query: 0.8", "(the same on both)"):
         assert expected in out
     root = tmp_path / "tour" / "vault"
     listed = gv.ok("skill", "list", "--json", cwd=root).json()["skills"]
     assert {s["name"] for s in listed} == {
         "debug-swift-actor-isolation", "fix-flaky-pytest", "postgres-slow-query",
-        "prefer-small-commits", "retry-with-backoff", "rotate-leaked-api-key"}
+        "prefer-small-commits", "retry-with-backoff", "rotate-leaked-api-key",
+        "summarise-ci-failure"}
+    files = gv.git("ls-files", cwd=root).split()
+    runs_files = {f.rsplit("/", 1)[1] for f in files if f.startswith("logs/runs/")}
+    assert runs_files == {"demo.jsonl", "laptop.jsonl"}  # both clones' records, merged
     assert gv.git("status", "--porcelain", cwd=root) == ""
     assert gv.ok("doctor", cwd=root).code == 0
 
@@ -27,6 +32,8 @@ def test_demo_json_and_refuses_a_used_folder(gv: Runner, tmp_path: Path) -> None
     data = gv.ok("demo", str(tmp_path / "t"), "--json").json()
     assert data["rolledBack"] == {"name": "fix-flaky-pytest", "version": 3}
     assert data["doctor"]["ok"] is True and data["commits"] >= 10
+    assert data["flagged"] == ["postgres-slow-query", "debug-swift-actor-isolation"]
+    assert data["drift"] == ["postgres-slow-query"]
     again = gv("demo", str(tmp_path / "t"))
     assert again.code == 2 and "not empty" in again.err
 
