@@ -1,27 +1,19 @@
-"""Skill runs: a columnar, incrementally cached view of them all.
-
-``load_runs`` reads every ``*.jsonl``
-under ``logs/runs/`` into per-skill columns (timestamps in epoch ms, scores,
-fail flags) in reader order (``ts``, then file order, then line), reporting bad
-lines instead of crashing. The parse is cached under ``.git/gitvault/`` and
-validated against every file's identity, size and tail bytes: files that only
-grew are read from where the cache stopped; anything else is read again.
+"""Skill runs as per-skill columns: timestamps in epoch ms, scores, fail flags and
+id keys, in reader order (``ts``, then file order, then line). This module parses
+lines into columns and merges per-file columns; runcache.py reads the files and
+keeps the parse cached.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import math
-import os
-import struct
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 from gitvault.jsonl import LineWarning
@@ -33,11 +25,6 @@ try:  # orjson parses run lines several times faster than json; json is the fall
 except ImportError:  # pragma: no cover - orjson is a dependency
     _loads = json.loads
 
-CACHE_NAME = "runs-cache.bin"
-_CACHE_VERSION = 1
-_TAIL = 4096  # bytes before a cached size that must be unchanged for an append-only read
-_BLOCK = 8 << 20
-_PARALLEL_BYTES = 64 << 20  # files larger than this are parsed by several processes
 
 
 # -- timestamps --------------------------------------------------------------------
@@ -324,231 +311,3 @@ def merge(parts: list[dict[str, SkillColumns]]) -> dict[str, SkillColumns]:
         cols.ordered = True
         merged[name] = _dedup(cols)
     return merged
-
-
-# -- reading files, with an incremental cache -----------------------------------------
-
-def _tail_hash(fh: Any, size: int) -> str:
-    start = max(0, size - _TAIL)
-    fh.seek(start)
-    return hashlib.sha256(fh.read(size - start)).hexdigest()
-
-
-def _parse_range(path: str, start: int, end: int) -> tuple[dict[str, SkillColumns], Runs, int]:
-    """Parse the complete lines in bytes [start, end) of ``path`` (both at line starts,
-    except that an unterminated last line is left unparsed)."""
-    part: dict[str, SkillColumns] = {}
-    runs = Runs()
-    lines, carry, offset = 0, b"", start
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        while offset < end:
-            chunk = fh.read(min(_BLOCK, end - offset))
-            if not chunk:
-                break
-            offset += len(chunk)
-            buffer = carry + chunk
-            cut = buffer.rfind(b"\n") + 1
-            if cut:
-                lines += parse_block(buffer[:cut], path, lines, runs, part)
-            carry = buffer[cut:]
-    return part, runs, lines
-
-
-def _split_points(fh: Any, start: int, end: int, pieces: int) -> list[int]:
-    points = [start]
-    for k in range(1, pieces):
-        fh.seek(start + (end - start) * k // pieces)
-        fh.readline()
-        points.append(max(fh.tell(), points[-1]))
-    points.append(end)
-    return points
-
-
-def _read_file(path: Path, start: int, first_line: int, runs: Runs
-               ) -> tuple[dict[str, SkillColumns], FileState]:
-    """Parse the complete lines of ``path`` from byte ``start``; an unterminated last
-    line (a write in progress) is left for the next read. Large files are parsed by
-    one worker process per core, each on its own byte range."""
-    name = str(path)
-    with open(path, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        size = info.st_size
-        fh.seek(max(start, size - _BLOCK))
-        tail = fh.read()
-        end = size - len(tail) + tail.rfind(b"\n") + 1 if b"\n" in tail else start
-        end = max(end, start)
-        workers = min(os.cpu_count() or 1, 4) if end - start > _PARALLEL_BYTES else 1
-        points = _split_points(fh, start, end, workers)
-    ranges = [(name, a, b) for a, b in itertools.pairwise(points) if b > a]
-    if len(ranges) > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(len(ranges), mp_context=multiprocessing.get_context("fork")) as pool:
-            results = list(pool.map(_parse_range, *zip(*ranges, strict=False)))
-    else:
-        results = [_parse_range(*r) for r in ranges]
-    part: dict[str, SkillColumns] = {}
-    lines = first_line
-    for piece, found, count in results:
-        runs.warnings.extend(LineWarning(w.file, w.line + lines, w.reason) for w in found.warnings)
-        lines += count
-        for skill, cols in piece.items():
-            mine = part.get(skill)
-            if mine is None:
-                part[skill] = cols
-                continue
-            if len(mine) and len(cols) and cols.ts[0] < mine.ts[-1]:
-                mine.ordered = False
-            mine.ordered = mine.ordered and cols.ordered
-            mine.ts.extend(cols.ts)
-            mine.score.extend(cols.score)
-            mine.fail.extend(cols.fail)
-            mine.ids.extend(cols.ids)
-            if cols.last_fail is not None and cols.last_fail_ms >= mine.last_fail_ms:
-                mine.last_fail, mine.last_fail_ms = cols.last_fail, cols.last_fail_ms
-    with open(path, "rb") as fh:
-        state = FileState(name, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
-                          end, lines, _tail_hash(fh, end))
-    return part, state
-
-
-def _unchanged_prefix(state: FileState) -> bool:
-    """The file is the one cached and its cached bytes are still there (it may have grown)."""
-    try:
-        with open(state.path, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if (info.st_dev, info.st_ino) != (state.dev, state.ino) or info.st_size < state.size:
-                return False
-            return _tail_hash(fh, state.size) == state.tail
-    except OSError:
-        return False
-
-
-def _untouched(state: FileState) -> bool:
-    """Same file, same size, same modification and change times as when cached."""
-    try:
-        info = os.stat(state.path)
-    except OSError:
-        return False
-    return (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size) == \
-        (state.dev, state.ino, state.mtime_ns, state.ctime_ns, state.size)
-
-
-def load_runs(folder: Path, cache_file: Path | None = None) -> Runs:
-    """Every run under ``folder``, in reader order, using and refreshing the cache."""
-    from gitvault.jsonl import stream_files
-
-    paths = [str(p) for p in stream_files(folder)]
-    cached = _load_cache(cache_file) if cache_file is not None else None
-    if cached is not None:
-        runs = _refresh(cached, paths)
-        if runs is not None:
-            if runs is not cached and cache_file is not None:
-                _save_cache(cache_file, runs)
-            return runs
-    runs = Runs()
-    parts = []
-    for path in paths:
-        part, state = _read_file(Path(path), 0, 0, runs)
-        parts.append(part)
-        runs.files.append(state)
-    runs.skills = merge(parts)
-    if cache_file is not None:
-        _save_cache(cache_file, runs)
-    return runs
-
-
-def _refresh(cached: Runs, paths: list[str]) -> Runs | None:
-    """Bring a cached parse up to date by reading only appended bytes; None when the
-    cache cannot be trusted that way (a file shrank, changed, vanished, or new runs are
-    not later than the cached ones)."""
-    known = {state.path: state for state in cached.files}
-    if any(path not in paths for path in known):
-        return None
-    if all(path in known and _untouched(known[path]) for path in paths):
-        return cached
-    states, parts = [], []
-    fresh = Runs(warnings=list(cached.warnings))
-    for path in paths:
-        state = known.get(path)
-        if state is not None and _untouched(state):
-            states.append(state)
-            continue
-        if state is not None and not _unchanged_prefix(state):
-            return None
-        part, new_state = _read_file(Path(path), state.size if state else 0,
-                                     state.lines if state else 0, fresh)
-        parts.append(part)
-        states.append(new_state)
-    added = merge(parts)
-    skills = cached.skills
-    for name, cols in added.items():
-        old = skills.get(name)
-        if old is None:
-            skills[name] = cols
-            continue
-        if len(cols) and len(old) and cols.ts[0] <= old.ts[-1]:
-            return None
-        old.ts.extend(cols.ts)
-        old.score.extend(cols.score)
-        old.fail.extend(cols.fail)
-        old.ids.extend(cols.ids)
-        if cols.last_fail is not None and cols.last_fail_ms >= old.last_fail_ms:
-            old.last_fail, old.last_fail_ms = cols.last_fail, cols.last_fail_ms
-    fresh.skills, fresh.files = skills, states
-    fresh.warnings.sort(key=lambda w: (paths.index(w.file) if w.file in paths else -1, w.line))
-    return fresh
-
-
-_MAGIC = b"GVRUNS1\n"
-
-
-def _save_cache(cache_file: Path, runs: Runs) -> None:
-    header = json.dumps({
-        "version": _CACHE_VERSION,
-        "files": [vars(state) for state in runs.files],
-        "skills": [[name, len(c), c.last_fail, c.last_fail_ms] for name, c in runs.skills.items()],
-        "warnings": [[w.file, w.line, w.reason] for w in runs.warnings],
-    }).encode("utf-8")
-    try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(_MAGIC + struct.pack("<Q", len(header)) + header)
-            for cols in runs.skills.values():
-                cols.ts.tofile(fh)
-                cols.score.tofile(fh)
-                fh.write(cols.fail)
-                cols.ids.tofile(fh)
-        os.replace(tmp, cache_file)
-    except OSError:
-        pass  # the cache is an optimisation; without it the next run reads everything
-
-
-def _load_cache(cache_file: Path) -> Runs | None:
-    try:
-        with open(cache_file, "rb") as fh:
-            if fh.read(len(_MAGIC)) != _MAGIC:
-                return None
-            (length,) = struct.unpack("<Q", fh.read(8))
-            header = json.loads(fh.read(length))
-            if header.get("version") != _CACHE_VERSION:
-                return None
-            runs = Runs(files=[FileState(**state) for state in header["files"]],
-                        warnings=[LineWarning(*w) for w in header["warnings"]])
-            for name, count, last_fail, last_fail_ms in header["skills"]:
-                cols = SkillColumns(last_fail=last_fail, last_fail_ms=last_fail_ms)
-                cols.ts.fromfile(fh, count)
-                cols.score.fromfile(fh, count)
-                cols.fail = bytearray(fh.read(count))
-                cols.ids.fromfile(fh, count)
-                if len(cols.fail) != count:
-                    return None
-                runs.skills[name] = cols
-            if fh.read(1):
-                return None
-            return runs
-    except (OSError, ValueError, KeyError, TypeError, EOFError, struct.error):
-        return None

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gitvault import config as config_mod
-from gitvault import gitrepo, health, jsonl, runlog, versions
+from gitvault import gitrepo, health, jsonl, runcache, runlog, versions
 from gitvault.clock import now, parse_iso
 from gitvault.errors import Conflict, GitError, InvalidInput, NotFound
 from gitvault.paths import GITATTRIBUTES, VaultLayout, find_vault, resolve_node
@@ -317,8 +317,8 @@ class Vault:
     def runs(self) -> runlog.Runs:
         """Every run record, per skill, through the incremental cache."""
         cache = self.layout.cache
-        return runlog.load_runs(self.layout.stream("runs"),
-                                cache / runlog.CACHE_NAME if cache is not None else None)
+        return runcache.load_runs(self.layout.stream("runs"),
+                                  cache / runcache.CACHE_NAME if cache is not None else None)
 
     def lifecycle(self, dry_run: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
         """Mark active skills stale by the rules of SPEC §2.3; each change is a new version.

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gitvault"
 LAYERS: list[set[str]] = [
     {"errors", "clock", "paths", "config"},
     {"redact", "jsonl", "skills", "gitrepo", "queue_state", "queue_rules", "queue_log", "dag",
-     "runlog", "runrecord"},
+     "runlog", "runcache", "runrecord"},
     {"versions", "search", "health", "queue", "queue_import", "gate", "watch"},
     {"curator", "hooks", "doctor", "dashboard"},
     {"vault"},
