@@ -222,7 +222,7 @@ def defaults() -> Config:
     return validate({})
 
 
-def _parse_yaml(data: bytes, source: str) -> Any:
+def parse_yaml(data: bytes, source: str) -> Any:
     import yaml  # heavy: imported only on a cache miss
 
     try:
@@ -259,7 +259,7 @@ def load(path: Path, cache_dir: Path | None = None) -> Config:
         except (OSError, ValueError, KeyError, AttributeError):
             pass
     if not hit:
-        raw = _parse_yaml(data, source)
+        raw = parse_yaml(data, source)
     config = validate(raw, source)
     if cache is not None and not hit:
         try:

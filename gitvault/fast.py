@@ -1,10 +1,10 @@
 """The console script's entry point.
 
-``record-run`` is the command agents call after every task, so it takes a path
-that imports neither click nor YAML nor git: the arguments are parsed here when
-they are plain (the flags of ``record-run`` and the global options). Anything
-else — ``--help``, an unknown flag, a missing value — goes to the click CLI,
-which owns the full behaviour and the error messages.
+``record-run`` and the queue commands are what agents call all the time, so they
+take a path that imports neither click nor YAML nor git: their arguments are
+parsed without click when they are plain (here for record-run, in queue_cli.py
+for the queue). Anything else — ``--help``, an unknown flag, a missing value —
+goes to the click CLI, which owns the full behaviour and the error messages.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 RECORD_RUN_FLAGS = ("agent", "skill", "task", "result", "score", "notes")
 GLOBAL_FLAGS = ("vault", "node")
+QUEUE_COMMANDS = frozenset(("enqueue", "dispatch", "start", "complete", "fail", "stats", "locks",
+                            "dag", "dag-create"))
 
 
 def fail(code: str, message: str, exit_code: int, as_json: bool) -> None:
@@ -95,6 +97,12 @@ def main() -> None:
         if values is not None:
             record_run_fast(values)
             return
+    if (argv and argv[0] in QUEUE_COMMANDS) or any(a in QUEUE_COMMANDS for a in argv[:4]):
+        from gitvault.queue_cli import try_run
+
+        code = try_run(argv)
+        if code is not None:
+            sys.exit(code)
     from gitvault.cli import main as cli_main
 
     cli_main(argv)

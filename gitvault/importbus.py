@@ -1,4 +1,5 @@
-"""``gitvault import-bus DIR``: bring an agent-skill-bus data folder into the vault.
+"""``gitvault import-bus DIR``: bring an agent-skill-bus data folder into the vault:
+its skill runs (here) and its queue, locks and DAG state (queue_import.py).
 
 Each imported record keeps the peer's fields and gains ``importedFrom``
 (``{"file", "line"}``), so importing the same folder again adds nothing. Lines the
@@ -28,6 +29,23 @@ def imported_keys(vault: Vault, stream: str) -> set[tuple[str, int]]:
     return keys
 
 
+def import_bus(vault: Vault, data_dir: Path) -> dict[str, Any]:
+    """Import runs and queue state; returns counts per part and the warnings."""
+    from gitvault.queue_import import QUEUE_DIR, import_bus_queue
+
+    has_runs = (data_dir / RUNS_FILE).is_file()
+    has_queue = (data_dir / QUEUE_DIR).is_dir()
+    if data_dir.is_dir() and not has_runs and not has_queue:
+        raise InvalidInput(f"{data_dir}: not an agent-skill-bus data folder (no {RUNS_FILE} "
+                           f"and no {QUEUE_DIR}/)")
+    result = import_runs(vault, data_dir)
+    if has_queue:
+        queue = import_bus_queue(data_dir, vault.layout, vault.node)
+        result["warnings"] += [str(w) for w in queue.pop("warnings")]
+        result["queue"] = queue
+    return result
+
+
 def import_runs(vault: Vault, data_dir: Path) -> dict[str, Any]:
     """Import the peer's skill-runs.jsonl; returns counts and warnings."""
     source = (data_dir / RUNS_FILE).resolve()
@@ -36,7 +54,7 @@ def import_runs(vault: Vault, data_dir: Path) -> dict[str, Any]:
     result: dict[str, Any] = {"source": str(data_dir.resolve()),
                               "runs": {"imported": 0, "skipped": 0, "bad": 0}, "warnings": []}
     if not source.is_file():
-        raise InvalidInput(f"{data_dir}: no agent-skill-bus runs file ({RUNS_FILE})")
+        return result
     done = imported_keys(vault, "runs")
     batches: dict[Path, list[dict[str, Any]]] = {}
     for line, record, problem in jsonl.iter_file(source):

@@ -33,6 +33,15 @@ class LazyGroup(click.Group):
         "lifecycle": "gitvault.cli.runs:lifecycle",
         "import-bus": "gitvault.cli.runs:import_bus",
         "tool": "gitvault.cli.tool:tool",
+        "enqueue": "gitvault.cli.queue:enqueue",
+        "dispatch": "gitvault.cli.queue:dispatch",
+        "start": "gitvault.cli.queue:start",
+        "complete": "gitvault.cli.queue:complete",
+        "fail": "gitvault.cli.queue:fail",
+        "stats": "gitvault.cli.queue:stats",
+        "locks": "gitvault.cli.queue:locks",
+        "dag": "gitvault.cli.queue:dag",
+        "dag-create": "gitvault.cli.queue:dag_create",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

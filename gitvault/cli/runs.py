@@ -178,13 +178,16 @@ def lifecycle(dry_run: bool) -> None:
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))
 @global_options
 def import_bus(directory: str) -> None:
-    """Import an agent-skill-bus data folder (its --data-dir): the skill runs. Importing
-    twice adds nothing."""
-    from gitvault.importbus import import_runs
+    """Import an agent-skill-bus data folder (its --data-dir): the skill runs, and the
+    queue, locks and DAG state with their PR ids. Importing twice adds nothing."""
+    from gitvault.importbus import import_bus
 
     vault = state().vault()
-    result = import_runs(vault, Path(directory))
+    result = import_bus(vault, Path(directory))
     warnings = warn(result.pop("warnings"))
+    queue = result.get("queue")
     emit(_with_warnings(result, warnings),
          f"imported {result['runs']['imported']} runs "
-         f"({result['runs']['skipped']} already imported)")
+         f"({result['runs']['skipped']} already imported)"
+         + (f"; queue: {queue['prs']} PRs, {queue['locks']} locks, {queue['dags']} DAGs "
+            f"({queue['skipped']} already imported)" if queue else ""))

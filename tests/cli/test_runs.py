@@ -209,3 +209,24 @@ def test_lifecycle_marks_idle_and_failing_skills_stale(gv: Runner, vault: Path) 
     # a patch makes it active again, with a fresh start for the failure rule
     gv.ok("skill", "patch", "failing", "--content", "better", env=NOW)
     assert gv.ok("lifecycle", "--json", env=NOW).json()["changes"] == []
+
+
+def test_import_bus_brings_runs_and_the_queue(gv: Runner, vault: Path, tmp_path: Path) -> None:
+    from tests.peer import peer
+
+    data_dir = tmp_path / "bus"
+    data_dir.mkdir()
+    peer(data_dir, "init", "--dir", str(data_dir))
+    peer(data_dir, "record-run", "--agent", "a", "--skill", "api-caller", "--task", "t",
+         "--result", "success", "--score", "0.9")
+    pr = peer(data_dir, "enqueue", "--source", "human", "--priority", "high", "--agent", "dev",
+              "--task", "Fix auth bug", "--files", "src/auth.py")["pr"]
+    first = gv.ok("import-bus", str(data_dir), "--json").json()
+    assert first["runs"]["imported"] == 1 and first["queue"]["prs"] == 1
+    stats = gv.ok("stats", "--json").json()
+    assert stats["total"] == 1
+    dispatched = gv.ok("dispatch", "--json").json()
+    assert [p["id"] for p in dispatched["prs"]] == [pr["id"]]
+    again = gv.ok("import-bus", str(data_dir), "--json").json()
+    assert again["runs"]["imported"] == 0 and again["queue"]["prs"] == 0
+    assert gv.ok("stats", "--json").json()["total"] == 1
