@@ -110,7 +110,7 @@ def format_message(subject: str, trailers: dict[str, str], body: str = "") -> st
 
 
 def commit_paths(root: Path, paths: Sequence[str], subject: str,
-                 trailers: dict[str, str], body: str = "") -> str | None:
+                 trailers: dict[str, str], body: str = "", verify: bool = True) -> str | None:
     """Stage and commit exactly ``paths`` (relative to root) with trailers.
 
     Other staged changes of the user are left alone. Returns the new commit's sha,
@@ -126,7 +126,8 @@ def commit_paths(root: Path, paths: Sequence[str], subject: str,
     if staged.returncode == 0:
         return None
     message = format_message(subject, trailers, body)
-    args = [*_identity_args(root), "commit", "-q", "--no-gpg-sign", "-F", "-",
+    args = [*_identity_args(root), "commit", "-q", "--no-gpg-sign", *([] if verify else
+            ["--no-verify"]), "-F", "-",
             "--only", "--", *paths]
     git(root, *args, input=message.encode("utf-8"))
     return out(root, "rev-parse", "HEAD").strip()

@@ -56,12 +56,11 @@ def _edit(request: dict[str, Any]) -> SkillEdit:
     sensitive = request.get("sensitive")
     if sensitive is not None and not isinstance(sensitive, bool):
         raise InvalidInput("'sensitive' must be true or false")
-    if any(request.get(k) is not None for k in ("code", "tests", "example")):
-        raise InvalidInput("code skills are stored only after passing the verification gate, "
-                           "which this version of gitvault does not have yet")
     return SkillEdit(content=_text(request, "content"), description=_text(request, "description"),
                      trigger=_text(request, "trigger"), kind=_text(request, "kind"),
-                     provenance=_text(request, "provenance"), tags=tags, sensitive=sensitive)
+                     provenance=_text(request, "provenance"), tags=tags, sensitive=sensitive,
+                     code=_text(request, "code"), tests=_text(request, "tests"),
+                     example=_text(request, "example"))
 
 
 def handle(vault: Vault, request: dict[str, Any]) -> dict[str, Any]:
@@ -85,8 +84,12 @@ def handle(vault: Vault, request: dict[str, Any]) -> dict[str, Any]:
             answer["warnings"] = skipped
         return answer
     if action == "search":
-        raise InvalidInput("the search action needs the retrieval index, which this version "
-                           "of gitvault does not have yet")
+        from gitvault import retrieval
+
+        query = _text(request, "query", required=True) or ""
+        k = request.get("k", retrieval.DEFAULT_SEARCH_K)
+        found = retrieval.search(vault, query, retrieval.check_k(k, "'k'"))
+        return {"action": "search", **found}
     name = _text(request, "name", required=True) or ""
     edit = _edit(request)
     if action == "create":

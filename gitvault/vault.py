@@ -45,16 +45,23 @@ class SkillEdit:
     provenance: str | None = None
     tags: str | None = None
     sensitive: bool | None = None
+    code: str | None = None  # code skills: skill.py, test_skill.py, example.py
+    tests: str | None = None
+    example: str | None = None
+    unsafe_no_sandbox: bool = False
+
+    def code_files(self) -> dict[str, str]:
+        """The code files this edit sets (by file name)."""
+        given = {"skill.py": self.code, "test_skill.py": self.tests, "example.py": self.example}
+        return {name: text for name, text in given.items() if text is not None}
 
     def check(self) -> None:
         if self.description is not None:
             self.description = check_description(self.description)
         if self.kind is not None:
             choice(self.kind, KINDS, "kind")
-            if self.kind == "code":
-                raise InvalidInput(
-                    "code skills are stored only after passing the verification gate, "
-                    "which this version of gitvault does not have yet")
+        if self.code_files() and self.kind not in (None, "code"):
+            raise InvalidInput("--code, --tests and --example are for code skills (--kind code)")
         if self.provenance is not None:
             choice(self.provenance, PROVENANCES, "provenance")
         if self.trigger is not None:
@@ -85,6 +92,8 @@ class Vault:
         self.top = git_dir.parent if git_dir is not None and git_dir.name == ".git" else root
         self.config = config_mod.load(self.layout.config, self.layout.cache)
         self.node = resolve_node(node, git_dir)
+        self.notices: list[str] = []  # things a command should tell its user
+        self._hooks_checked = False
 
     @classmethod
     def open(cls, path: str | Path | None = None, node: str | None = None) -> Vault:
@@ -176,7 +185,8 @@ class Vault:
             yield
 
     def save_skill(self, skill: Skill, op: str, *, archived: bool = False,
-                   moved_from: bool | None = None, body: str = "") -> str | None:
+                   moved_from: bool | None = None, body: str = "",
+                   files: dict[str, str] | None = None, sandbox: str | None = None) -> str | None:
         """Write ``skill`` and commit it as one version with trailers; on a failed
         commit the work tree is put back as it was. Appends an ``events`` record."""
         name = skill.name
@@ -190,13 +200,27 @@ class Vault:
             if folder.exists():
                 raise Conflict(f"cannot move {name!r}: {self.layout.rel(folder)} already exists")
             gitrepo.move(self.top, self.git_path(src), self.git_path(folder))
+        old_files = {n: (folder / n).read_text("utf-8") if (folder / n).is_file() else None
+                     for n in files or {}}
         try:
+            for file_name, text in (files or {}).items():
+                write_atomic(folder / file_name, text)
             write_atomic(path, render_skill(skill))
             trailers = {"Op": op, "Skill": name, "Version": str(skill.version),
                         "Node": self.node}
+            if sandbox == "none":
+                trailers["Sandbox"] = "none (--unsafe-no-sandbox)"
+            self.ensure_hooks()
+            # No hook run: gitvault wrote and checked this version itself (and gated a code
+            # skill); the hook would start another process only to check it again.
             sha = gitrepo.commit_paths(self.top, git_paths, f"gitvault: {op} {name} v{skill.version}",
-                                       trailers, body)
+                                       trailers, body, verify=False)
         except (GitError, OSError):
+            for file_name, old in old_files.items():
+                if old is None:
+                    (folder / file_name).unlink(missing_ok=True)
+                else:
+                    write_atomic(folder / file_name, old)
             self._undo(git_paths, path, old_text, moved_from, folder, name)
             raise
         self.append("events", {"op": op, "skill": name, "version": skill.version,
@@ -252,7 +276,10 @@ class Vault:
             skill.metadata["state"] = "active"
             skill.metadata.pop("archived-reason", None)
             skill.metadata["updated"] = stamp_now()
-            self.save_skill(skill, "patch", moved_from=True if archived else None)
+            files, result = self._gate(skill, edit, folder)
+            self.save_skill(skill, "patch", moved_from=True if archived else None, files=files,
+                            sandbox=result.sandbox if result else None)
+            self._stored(skill, result)
         return skill, "patch"
 
     def _create_locked(self, name: str, edit: SkillEdit) -> Skill:
@@ -265,7 +292,9 @@ class Vault:
                                 "state": "active", "trigger": edit.description, "tags": "",
                                 "sensitive": "false", "created": stamp, "updated": stamp})
         edit.apply(skill)
-        self.save_skill(skill, "create")
+        files, result = self._gate(skill, edit, None)
+        self.save_skill(skill, "create", files=files, sandbox=result.sandbox if result else None)
+        self._stored(skill, result)
         return skill
 
     def rollback(self, name: str, version: int) -> Skill:
@@ -312,6 +341,100 @@ class Vault:
             skill.metadata["updated"] = stamp_now()
             self.save_skill(skill, "restore", moved_from=True)
         return skill
+
+    # -- code skills and the verification gate (SPEC §5) ----------------------------
+    def code_files(self, folder: Path) -> dict[str, str]:
+        """skill.py, test_skill.py and example.py of a skill folder (those present)."""
+        from gitvault.gate.scan import FILES
+
+        return {n: (folder / n).read_text("utf-8") for n in FILES if (folder / n).is_file()}
+
+    def run_gate(self, name: str, version: int, files: dict[str, str], *,
+                 unsafe_no_sandbox: bool = False) -> Any:
+        """Run the gate on ``files`` and append its ``verify`` record; returns the result."""
+        from gitvault.gate import gate
+
+        result = gate.verify(files, self.config.verify, self.config.sandbox,
+                             unsafe_no_sandbox=unsafe_no_sandbox)
+        self.append("gate", gate.gate_record("verify", result, name, version,
+                                             self.urn_for(name, version)))
+        return result
+
+    def _gate(self, skill: Skill, edit: SkillEdit, folder: Path | None
+              ) -> tuple[dict[str, str] | None, Any]:
+        """Gate a code skill before it is stored; a refusal quarantines it and raises."""
+        if skill.kind != "code":
+            if edit.code_files():
+                raise InvalidInput(f"{skill.name!r} is a {skill.kind}, not a code skill; "
+                                   "--code, --tests and --example are for code skills")
+            return None, None
+        if folder is None and not edit.code_files():
+            raise InvalidInput("a code skill needs --code F, --tests F and --example F: the "
+                               "verification gate checks them before it is stored")
+        files = self.code_files(folder) if folder is not None else {}
+        files.update(edit.code_files())
+        if not self.config.verify.enabled:
+            return files, None
+        result = self.run_gate(skill.name, skill.version, files,
+                               unsafe_no_sandbox=edit.unsafe_no_sandbox)
+        if not result.passed:
+            self._reject(skill, files, result)
+            from gitvault.errors import CheckFailed
+
+            raise CheckFailed(f"the verification gate refused {skill.name!r} (quarantined in "
+                              f"skills/.rejected/{skill.name}/): " + "; ".join(result.messages()))
+        return files, result
+
+    def _stored(self, skill: Skill, result: Any) -> None:
+        if result is not None:
+            from gitvault.gate import gate
+
+            self.append("gate", gate.gate_record("store", result, skill.name, skill.version,
+                                                 self.urn_for(skill.name, skill.version)))
+
+    def _reject(self, skill: Skill, files: dict[str, str], result: Any) -> None:
+        """Quarantine a refused code skill in skills/.rejected/<name>/ with its reasons."""
+        folder = self.layout.rejected / skill.name
+        for name, text in files.items():
+            write_atomic(folder / name, text)
+        write_atomic(folder / SKILL_FILE, render_skill(skill))
+        reasons = "\n".join(f"- {m}" for m in result.messages())
+        write_atomic(folder / "REASONS.md",
+                     f"# {skill.name} v{skill.version}: refused by the verification gate\n\n"
+                     f"{stamp_now()}, sandbox {result.sandbox}, sha256 {result.sha256}\n\n"
+                     f"{reasons}\n")
+        gitrepo.commit_paths(self.top, [self.git_path(folder)],
+                             f"gitvault: reject {skill.name} v{skill.version}",
+                             {"Op": "reject", "Skill": skill.name,
+                              "Version": str(skill.version), "Node": self.node}, reasons)
+
+    def verify_skills(self, name: str | None, *, unsafe_no_sandbox: bool = False
+                      ) -> list[tuple[Skill, Any]]:
+        """Run the gate on one stored code skill (or every one when ``name`` is None)."""
+        if name is not None:
+            skills = [self.get_skill(name)]
+            if skills[0].kind != "code":
+                raise InvalidInput(f"{skills[0].name!r} is a {skills[0].kind}, not a code skill")
+        else:
+            skills = [s for s in self.iter_skills() if s.kind == "code"]
+        results = []
+        for skill in skills:
+            found = self.find_skill(skill.name)
+            files = self.code_files(found[0]) if found is not None else {}
+            results.append((skill, self.run_gate(skill.name, skill.version, files,
+                                                 unsafe_no_sandbox=unsafe_no_sandbox)))
+        return results
+
+    def ensure_hooks(self) -> None:
+        """Install the hook shims where they are missing (a fresh clone), with a notice."""
+        from gitvault import hooks
+
+        if self._hooks_checked or self.layout.git_dir is None:
+            return
+        self._hooks_checked = True
+        done = hooks.install(self.top) if hooks.missing(self.top) else []
+        if done:
+            self.notices.append("installed the gitvault git hooks (" + "; ".join(done) + ")")
 
     # -- runs and lifecycle ---------------------------------------------------------
     def runs(self) -> runlog.Runs:
@@ -403,6 +526,7 @@ class Vault:
         if not pending:
             return None, 0
         subject = message or f"gitvault: commit {lines} record{'s' if lines != 1 else ''}"
+        self.ensure_hooks()
         sha = gitrepo.commit_paths(self.top, [self.git_path(self.root / p) for p, _ in pending],
                                    subject, {"Op": "commit", "Node": self.node})
         return sha, lines
@@ -487,6 +611,10 @@ def init_vault(folder: Path, remote: str | None = None) -> tuple[Path, list[str]
     paths = [f"{prefix}{p}" for p in ("gitvault.yaml", ".gitattributes", "skills/.gitkeep",
                                       "logs/.gitkeep")]
     node = resolve_node(None, layout.git_dir)
-    if gitrepo.commit_paths(top, paths, "gitvault: init vault", {"Op": "init", "Node": node}):
+    if gitrepo.commit_paths(top, paths, "gitvault: init vault", {"Op": "init", "Node": node},
+                            verify=False):
         made.append("first commit")
+    from gitvault import hooks
+
+    made += [f"hooks: {change}" for change in hooks.install(top)]
     return root, made

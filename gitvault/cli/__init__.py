@@ -33,6 +33,7 @@ class LazyGroup(click.Group):
         "lifecycle": "gitvault.cli.runs:lifecycle",
         "import-bus": "gitvault.cli.runs:import_bus",
         "tool": "gitvault.cli.tool:tool",
+        "hooks": "gitvault.cli.hooks:hooks",
         "enqueue": "gitvault.cli.queue:enqueue",
         "dispatch": "gitvault.cli.queue:dispatch",
         "start": "gitvault.cli.queue:start",
@@ -42,10 +43,53 @@ class LazyGroup(click.Group):
         "locks": "gitvault.cli.queue:locks",
         "dag": "gitvault.cli.queue:dag",
         "dag-create": "gitvault.cli.queue:dag_create",
+        "search": "gitvault.cli.retrieval:search",
+        "context": "gitvault.cli.retrieval:context",
+        "outcome": "gitvault.cli.retrieval:outcome",
+    }
+
+    # What `gitvault --help` lists, so it need not import every command module.
+    # tests/cli/test_help.py checks each line against the command's own help.
+    summaries: ClassVar[dict[str, str]] = {
+        "skill": "Create, change and inspect skills.",
+        "record-run": "Append one skill run to logs/runs/.",
+        "health": "Per-skill health: averages, trend, fails in a row, flags.",
+        "flagged": "Skills that are flagged: low average, declining or broken.",
+        "drift": "Skills whose average dropped since last week.",
+        "dashboard": "Skill health at a glance (terminal or one HTML file).",
+        "lifecycle": "Mark unused or failing skills stale.",
+        "import-bus": "Import an agent-skill-bus data folder.",
+        "tool": "Run one skill_patch JSON request (for agents).",
+        "hooks": "Install, remove or run the git hooks.",
+        "enqueue": "Add a prompt request to the queue.",
+        "dispatch": "Prompt requests ready to start, highest priority first.",
+        "start": "Start a prompt request (takes its file locks).",
+        "complete": "Mark a prompt request done (releases its locks).",
+        "fail": "Mark a prompt request failed (blocks its dependents).",
+        "stats": "Queue counts by status, locks, expired deadlines.",
+        "locks": "Show file locks; release expired ones.",
+        "dag": "State of one DAG of prompt requests.",
+        "dag-create": "Create a whole DAG of prompt requests from a file.",
+        "search": "Rank skills for a query.",
+        "context": "The skills block to inject for a prompt.",
+        "outcome": "Record whether an injection's task succeeded.",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy and name in self.summaries:
+                rows.append((name, self.summaries[name]))
+                continue
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy:
@@ -109,4 +153,11 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(1)
     except KeyboardInterrupt:
         _fail("interrupted", "interrupted", 130, as_json)
+    except Exception as exc:  # a bug: one line, never a traceback (GITVAULT_DEBUG=1 shows it)
+        import os
+
+        if os.environ.get("GITVAULT_DEBUG"):
+            raise
+        _fail("internal", f"internal error: {type(exc).__name__}: {exc} "
+                          "(rerun with GITVAULT_DEBUG=1 for the traceback)", 1, as_json)
     sys.exit(code if isinstance(code, int) else 0)

@@ -73,7 +73,11 @@ def global_options(func: F) -> F:
 
 
 def emit(data: dict[str, Any], text: str | Callable[[], str] | None = None) -> None:
-    """Write ``data`` as JSON with ``--json``, else ``text`` (or nothing)."""
+    """Write ``data`` as JSON with ``--json``, else ``text`` (or nothing); the vault's
+    notices go to stderr."""
+    opened = state()._vault
+    for notice in opened.notices if opened is not None else []:
+        note(notice)
     if state().json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     elif text is not None:

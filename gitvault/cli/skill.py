@@ -45,13 +45,21 @@ def _body(content: str | None, file: str | None, stdin: str | None) -> str | Non
     return read_input(content, file, "body")
 
 
-def _code_refused(code: str | None, tests: str | None, example: str | None) -> None:
-    from gitvault.errors import InvalidInput
+def _code_options(func: Any) -> Any:
+    func = click.option("--unsafe-no-sandbox", is_flag=True,
+                        help="Run the gate's tests even where no OS sandbox can be had "
+                             "(recorded in the gate record and the commit).")(func)
+    func = click.option("--example", metavar="F", help="Code skills: an example call.")(func)
+    func = click.option("--tests", metavar="F", help="Code skills: assert-based tests.")(func)
+    func = click.option("--code", metavar="F", help="Code skills: the function(s).")(func)
+    return func
 
-    if code or tests or example:
-        raise InvalidInput(
-            "code skills are stored only after passing the verification gate, which this "
-            "version of gitvault does not have yet")
+
+def _code_files(code: str | None, tests: str | None, example: str | None) -> dict[str, Any]:
+    """The code files named by --code/--tests/--example, read as text."""
+    return {"code": read_input(None, code, "code") if code else None,
+            "tests": read_input(None, tests, "tests") if tests else None,
+            "example": read_input(None, example, "example") if example else None}
 
 
 @skill.command()
@@ -64,22 +72,23 @@ def _code_refused(code: str | None, tests: str | None, example: str | None) -> N
 @click.option("--provenance", type=click.Choice(["agent", "curator", "human"]),
               help="Who wrote it (default: agent).")
 @_edit_options
-@click.option("--code", metavar="F", help="Code skills: the function(s).")
-@click.option("--tests", metavar="F", help="Code skills: assert-based tests.")
-@click.option("--example", metavar="F", help="Code skills: an example call.")
+@_code_options
 @global_options
 def create(name: str, description: str, content: str | None, file: str | None,
            stdin: str | None, kind: str | None, provenance: str | None, trigger: str | None,
            tags: str | None, sensitive: bool | None, code: str | None, tests: str | None,
-           example: str | None) -> None:
-    """Create skill NAME. If it exists already, nothing changes (exit 0)."""
+           example: str | None, unsafe_no_sandbox: bool) -> None:
+    """Create skill NAME. If it exists already, nothing changes (exit 0).
+
+    A code skill (--kind code --code F --tests F --example F) is stored only after
+    passing the verification gate; a refused one goes to skills/.rejected/ (exit 1)."""
     from gitvault.vault import SkillEdit
 
-    _code_refused(code, tests, example)
     vault = state().vault()
     edit = SkillEdit(content=_body(content, file, stdin) or "", description=description,
                      trigger=trigger, kind=kind, provenance=provenance, tags=tags,
-                     sensitive=sensitive)
+                     sensitive=sensitive, **_code_files(code, tests, example),
+                     unsafe_no_sandbox=unsafe_no_sandbox)
     made, created = vault.create_skill(name, edit)
     stats, _ = vault.skill_stats()
     emit({"status": "created" if created else "exists", "skill": vault.skill_view(made, stats)},
@@ -92,16 +101,20 @@ def create(name: str, description: str, content: str | None, file: str | None,
 @_content_options
 @click.option("--description", metavar="TEXT", help="A new description.")
 @_edit_options
+@_code_options
 @global_options
 def patch(name: str, content: str | None, file: str | None, stdin: str | None,
           description: str | None, trigger: str | None, tags: str | None,
-          sensitive: bool | None) -> None:
-    """Make a new version of NAME (state active, un-archived); creates it if missing."""
+          sensitive: bool | None, code: str | None, tests: str | None, example: str | None,
+          unsafe_no_sandbox: bool) -> None:
+    """Make a new version of NAME (state active, un-archived); creates it if missing.
+    A code skill's new version passes the verification gate first."""
     from gitvault.vault import SkillEdit
 
     vault = state().vault()
     edit = SkillEdit(content=_body(content, file, stdin), description=description,
-                     trigger=trigger, tags=tags, sensitive=sensitive)
+                     trigger=trigger, tags=tags, sensitive=sensitive,
+                     **_code_files(code, tests, example), unsafe_no_sandbox=unsafe_no_sandbox)
     made, op = vault.patch_skill(name, edit)
     stats, _ = vault.skill_stats()
     emit({"status": "patched" if op == "patch" else "created",
@@ -243,3 +256,49 @@ def restore(name: str) -> None:
     stats, _ = vault.skill_stats()
     emit({"status": "restored", "skill": vault.skill_view(made, stats)},
          f"restored {made.name} as v{made.version}")
+
+
+@skill.command()
+@click.argument("name", required=False)
+@click.option("--all", "all_", is_flag=True, help="Verify every code skill.")
+@click.option("--unsafe-no-sandbox", is_flag=True,
+              help="Run the tests even where no OS sandbox can be had (recorded).")
+@global_options
+def verify(name: str | None, all_: bool, unsafe_no_sandbox: bool) -> None:
+    """Run the verification gate on code skill NAME (or --all); exit 1 if one fails.
+    Each run appends a gate record; a pass is evidence for the pre-commit hook."""
+    from gitvault.errors import InvalidInput
+
+    if bool(name) == all_:
+        raise InvalidInput("give a skill NAME or --all, not both or neither")
+    vault = state().vault()
+    results = vault.verify_skills(None if all_ else name, unsafe_no_sandbox=unsafe_no_sandbox)
+    views = [{"name": s.name, "version": s.version, "passed": r.passed, "sandbox": r.sandbox,
+              "sha256": r.sha256, "seconds": round(r.seconds, 3), "reasons": r.messages()}
+             for s, r in results]
+    failed = [v for v in views if not v["passed"]]
+
+    def text() -> str:
+        lines = []
+        for v in views:
+            lines.append(f"{v['name']} v{v['version']}: {'passed' if v['passed'] else 'REFUSED'} "
+                         f"(sandbox {v['sandbox']}, {v['seconds']} s)")
+            lines += [f"  {m}" for m in v["reasons"]]
+        return "\n".join(lines) or "no code skills"
+
+    emit({"results": views, "passed": not failed}, text)
+    if failed:
+        click.echo("gitvault: error: the verification gate refused "
+                   + ", ".join(v["name"] for v in failed), err=True)
+        raise click.exceptions.Exit(1)
+
+
+def _add_retrieval() -> None:
+    """search, context and outcome are also skill subcommands (SPEC §4)."""
+    from gitvault.cli import retrieval
+
+    for command in (retrieval.search, retrieval.context, retrieval.outcome):
+        skill.add_command(command)
+
+
+_add_retrieval()

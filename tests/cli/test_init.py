@@ -15,7 +15,10 @@ def test_init_creates_repo_config_layout_and_first_commit(gv: Runner, tmp_path: 
     result = gv.ok("init", str(root), "--json").json()
     assert result["vault"] == str(root)
     assert result["created"] == ["git repository", "gitvault.yaml", ".gitattributes", "skills/",
-                                 "logs/", "first commit"]
+                                 "logs/", "first commit", "hooks: installed pre-commit",
+                                 "hooks: installed post-merge", "hooks: installed post-checkout"]
+    for hook in ("pre-commit", "post-merge", "post-checkout"):
+        assert "gitvault-hook-shim" in (root / ".git" / "hooks" / hook).read_text()
     assert (root / ".git").is_dir()
     written = yaml.safe_load((root / "gitvault.yaml").read_text())
     assert written == config.defaults().as_dict()
@@ -88,3 +91,18 @@ def test_init_in_a_folder_the_enclosing_repo_ignores(gv: Runner, tmp_path: Path)
     result = gv.ok("init", str(repo / "scratch" / "vault"), "--json").json()
     assert "git repository" in result["created"]
     assert (repo / "scratch" / "vault" / ".git").is_dir()
+
+
+def test_a_fresh_clone_gets_the_hooks_on_its_first_write(gv: Runner, tmp_path: Path) -> None:
+    root = tmp_path / "origin"
+    gv.ok("init", str(root))
+    clone = tmp_path / "clone"
+    gv.git("clone", "-q", str(root), str(clone))
+    assert not (clone / ".git" / "hooks" / "pre-commit").exists()
+    listed = gv.ok("skill", "list", cwd=clone)  # reading installs nothing
+    assert "installed" not in listed.err
+    created = gv.ok("skill", "create", "first", "--description", "d", cwd=clone)
+    assert "gitvault: installed the gitvault git hooks" in created.err
+    assert "gitvault-hook-shim" in (clone / ".git" / "hooks" / "pre-commit").read_text()
+    again = gv.ok("skill", "create", "second", "--description", "d", cwd=clone)
+    assert "installed" not in again.err

@@ -267,7 +267,7 @@ def test_hand_edit_is_a_version_in_history(gv: Runner, vault: Path) -> None:
     assert gv.ok("skill", "patch", "h", "--content", "three", "--json").json()["skill"]["version"] == 3
 
 
-def test_code_skills_are_refused_until_the_gate_exists(gv: Runner, vault: Path) -> None:
+def test_a_code_skill_without_its_files_is_refused(gv: Runner, vault: Path) -> None:
     before = snapshot(vault)
     result = gv("skill", "create", "c", "--description", "d", "--kind", "code")
     assert result.code == 2 and "verification gate" in result.err

@@ -20,7 +20,7 @@ def create(gv: Runner, name: str, description: str = "A skill for tests.") -> No
 
 
 def hand_commit(gv: Runner, message: str) -> None:
-    gv.git(*HAND, "commit", "-q", "-am", message)
+    gv.git(*HAND, "commit", "-q", "--no-verify", "-am", message)  # a person bypassing the hook
 
 
 def set_state(path: Path, state: str) -> None:

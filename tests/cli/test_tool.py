@@ -175,7 +175,7 @@ def test_patch_resets_a_stale_skill_to_active(gv: Runner, vault: Path) -> None:
     path = skill_md(vault, "old-news")
     path.write_text(path.read_text("utf-8").replace("state: active", "state: stale"), "utf-8")
     gv.git("-c", "user.name=Hand", "-c", "user.email=hand@example.com",
-           "commit", "-q", "-am", "mark old-news stale by hand")
+           "commit", "-q", "--no-verify", "-am", "mark old-news stale by hand")
     listed = tool(gv, {"action": "list", "state": "stale"})
     assert [s["name"] for s in listed["skills"]] == ["old-news"]
 
@@ -357,9 +357,14 @@ def test_code_skills_are_refused_without_the_gate(shared_vault: Runner) -> None:
     assert_refused(gv("tool", json.dumps(request)), before, gv.cwd)
 
 
-def test_search_action_is_refused_with_a_message(shared_vault: Runner) -> None:
+@pytest.mark.parametrize(("request_", "needle"), [
+    ({"action": "search"}, "query"), ({"action": "search", "query": 3}, "query"),
+    ({"action": "search", "query": "x", "k": 0}, "'k'"),
+    ({"action": "search", "query": "x", "k": "3"}, "'k'")])
+def test_bad_search_request_is_refused(shared_vault: Runner, request_: dict[str, Any],
+                                       needle: str) -> None:
+    """The search action itself is tested in tests/cli/test_retrieval.py."""
     gv = shared_vault
     before = snapshot(gv.cwd)
-    error = assert_refused(gv("tool", json.dumps({"action": "search", "query": "Swift build"})),
-                           before, gv.cwd)
-    assert "search" in error["message"]
+    error = assert_refused(gv("tool", json.dumps(request_)), before, gv.cwd)
+    assert needle in error["message"], error["message"]

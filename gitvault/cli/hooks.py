@@ -1,0 +1,87 @@
+"""``gitvault hooks install|uninstall|run HOOK``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from gitvault.cli.common import emit, global_options, note, state
+
+if TYPE_CHECKING:
+    from gitvault.vault import Vault
+
+
+@click.group()
+@global_options
+def hooks() -> None:
+    """Install, remove or run the git hooks that enforce the verification gate."""
+
+
+def _top() -> tuple[Vault, Path]:
+    from gitvault.errors import NotFound
+
+    vault = state().vault()
+    if vault.layout.git_dir is None:
+        raise NotFound(f"{vault.root} is not in a git repository")
+    return vault, vault.top
+
+
+@hooks.command()
+@global_options
+def install() -> None:
+    """Install the pre-commit, post-merge and post-checkout shims (a hook of your own
+    is kept as <hook>.legacy and still runs first)."""
+    from gitvault import hooks as hooks_mod
+
+    _, top = _top()
+    done = hooks_mod.install(top)
+    emit({"status": "installed", "changes": done},
+         "; ".join(done) if done else "hooks already installed; nothing changed")
+
+
+@hooks.command()
+@global_options
+def uninstall() -> None:
+    """Remove gitvault's shims (never a hook of your own); restore <hook>.legacy."""
+    from gitvault import hooks as hooks_mod
+
+    _, top = _top()
+    done = hooks_mod.uninstall(top)
+    emit({"status": "uninstalled", "changes": done},
+         "; ".join(done) if done else "no gitvault hooks installed; nothing changed")
+
+
+@hooks.command()
+@click.argument("hook", type=click.Choice(["pre-commit", "post-merge", "post-checkout"]))
+@click.argument("args", nargs=-1)
+@click.option("--unsafe-no-sandbox", is_flag=True,
+              help="Let the gate run tests where no OS sandbox can be had (recorded).")
+@global_options
+def run(hook: str, args: tuple[str, ...], unsafe_no_sandbox: bool) -> None:
+    """Run HOOK's checks now (what the installed shim does). pre-commit exits 1 with
+    the reasons when the staged changes must not be committed."""
+    from gitvault import hooks as hooks_mod
+
+    vault, top = _top()
+    if hook != "pre-commit":
+        emit({"hook": hook, "problems": []})
+        return
+    cfg = vault.config.verify
+
+    def gate(name: str, version: int, files: dict[str, str]) -> Any:
+        note(f"pre-commit: no gate evidence for {name} v{version}; running the gate")
+        return vault.run_gate(name, version, files, unsafe_no_sandbox=unsafe_no_sandbox)
+
+    def evidence(sha: str) -> bool:
+        return not cfg.enabled or found(sha)
+
+    found = hooks_mod.evidence_checker(vault.scan("gate").records, cfg.max_evidence_age_s,
+                                       unsafe_no_sandbox)
+    problems = hooks_mod.pre_commit(top, vault.vault_rel, gate, evidence)
+    emit({"hook": hook, "problems": problems})
+    if problems:
+        for problem in problems:
+            click.echo(f"gitvault: error: pre-commit: {problem}", err=True)
+        raise click.exceptions.Exit(1)
