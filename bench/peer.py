@@ -38,8 +38,21 @@ def gitvault_cli() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "gitvault"]
 
 
+def _pss_kib(pid: int, fallback: int) -> int:
+    """Proportional set size: pages shared with other processes (a forked worker and its
+    parent) count once across them, not once per process."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return fallback
+
+
 def _tree_rss_kib(root: int) -> int:
-    """Summed VmRSS of a process and all its descendants, from /proc."""
+    """Summed memory (PSS) of a process and all its descendants, from /proc."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
@@ -56,7 +69,7 @@ def _tree_rss_kib(root: int) -> int:
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
-        total += rss.get(pid, 0)
+        total += _pss_kib(pid, rss.get(pid, 0)) if pid in rss else 0
         todo.extend(children.get(pid, []))
     return total
 
@@ -66,8 +79,9 @@ def measure(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None
     """Run one whole process: (wall seconds, peak memory in KiB, stdout, stderr, exit code).
 
     Output goes to temp files (no pipe can fill up). Peak memory is the larger of
-    wait4's peak RSS and the summed RSS of the process tree sampled every 10 ms, so a
-    tool that forks workers is charged for all of them.
+    wait4's peak RSS (the largest single process) and the summed PSS of the process
+    tree sampled every 10 ms, so a tool that forks workers is charged for all of them
+    (shared pages once).
     """
     import threading
 

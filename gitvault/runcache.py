@@ -98,15 +98,7 @@ def _read_file(path: Path, start: int, first_line: int, runs: Runs
             if mine is None:
                 part[skill] = cols
                 continue
-            if len(mine) and len(cols) and cols.ts[0] < mine.ts[-1]:
-                mine.ordered = False
-            mine.ordered = mine.ordered and cols.ordered
-            mine.ts.extend(cols.ts)
-            mine.score.extend(cols.score)
-            mine.fail.extend(cols.fail)
-            mine.ids.extend(cols.ids)
-            if cols.last_fail is not None and cols.last_fail_ms >= mine.last_fail_ms:
-                mine.last_fail, mine.last_fail_ms = cols.last_fail, cols.last_fail_ms
+            mine.extend(cols)
     with open(path, "rb") as fh:
         state = FileState(name, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
                           end, lines, _tail_hash(fh, end))
@@ -189,13 +181,8 @@ def _refresh(cached: Runs, paths: list[str]) -> Runs | None:
             skills[name] = cols
             continue
         if len(cols) and len(old) and cols.ts[0] <= old.ts[-1]:
-            return None
-        old.ts.extend(cols.ts)
-        old.score.extend(cols.score)
-        old.fail.extend(cols.fail)
-        old.ids.extend(cols.ids)
-        if cols.last_fail is not None and cols.last_fail_ms >= old.last_fail_ms:
-            old.last_fail, old.last_fail_ms = cols.last_fail, cols.last_fail_ms
+            return None  # new runs interleave with cached ones: read everything again
+        old.extend(cols)
     fresh.skills, fresh.files = skills, states
     fresh.warnings.sort(key=lambda w: (paths.index(w.file) if w.file in paths else -1, w.line))
     return fresh

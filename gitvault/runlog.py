@@ -93,6 +93,18 @@ class SkillColumns:
     def __len__(self) -> int:
         return len(self.ts)
 
+    def extend(self, other: SkillColumns) -> None:
+        """Append ``other``'s runs, which follow these in file order."""
+        if len(self) and len(other) and other.ts[0] < self.ts[-1]:
+            self.ordered = False
+        self.ordered = self.ordered and other.ordered
+        self.ts.extend(other.ts)
+        self.score.extend(other.score)
+        self.fail.extend(other.fail)
+        self.ids.extend(other.ids)
+        if other.last_fail is not None and other.last_fail_ms >= self.last_fail_ms:
+            self.last_fail, self.last_fail_ms = other.last_fail, other.last_fail_ms
+
 
 @dataclass
 class FileState:
