@@ -24,7 +24,7 @@ CACHE_NAME = "runs-cache.bin"
 _CACHE_VERSION = 1
 _TAIL = 4096  # bytes before a cached size that must be unchanged for an append-only read
 _BLOCK = 8 << 20
-_PARALLEL_BYTES = 16 << 20  # files larger than this are parsed by one process per core
+_PARALLEL_BYTES = 4 << 20  # files larger than this (about 25k runs) are parsed by one process per core
 
 
 def _tail_hash(fh: Any, size: int) -> str:

@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency
 
 # -- timestamps --------------------------------------------------------------------
 
+_day_ms: dict[str, int] = {}  # "YYYY-MM-DD" -> epoch ms
 _minute_ms: dict[str, int] = {}  # "YYYY-MM-DDTHH:MM" -> epoch ms
 _second_ms: dict[str, int] = {}  # "SS.mmm" -> ms (at most 60,000 entries)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -44,13 +45,28 @@ def ts_ms(ts: Any) -> int | None:
         key, rest = ts[:16], ts[17:23]
         base = _minute_ms.get(key)
         if base is None:
-            base = _parse_ms(key + ":00Z")
+            base = _minute_base(key)
         digits = rest[:2] + rest[3:]
         if base is not None and digits.isdigit() and digits.isascii() and digits < "60000":
             _minute_ms[key] = base
             _second_ms[rest] = int(digits)
             return base + int(digits)
     return _parse_ms(ts)
+
+
+def _minute_base(key: str) -> int | None:
+    """Epoch ms of ``YYYY-MM-DDTHH:MM`` (the day from a cache, the rest by arithmetic)."""
+    day = _day_ms.get(key[:10])
+    if day is None:
+        day = _parse_ms(key[:10] + "T00:00:00Z")
+        if day is None:
+            return None
+        _day_ms[key[:10]] = day
+    hours, minutes = key[11:13], key[14:16]
+    if key[10] != "T" or key[13] != ":" or not (hours + minutes).isdigit() \
+            or not (hours + minutes).isascii() or hours > "23" or minutes > "59":
+        return None
+    return day + int(hours) * 3_600_000 + int(minutes) * 60_000
 
 
 def _parse_ms(ts: str) -> int | None:
