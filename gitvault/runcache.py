@@ -21,7 +21,7 @@ from gitvault.jsonl import LineWarning
 from gitvault.runlog import FileState, Runs, SkillColumns, merge, parse_block
 
 CACHE_NAME = "runs-cache.bin"
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 _TAIL = 4096  # bytes before a cached size that must be unchanged for an append-only read
 _BLOCK = 8 << 20
 _PARALLEL_BYTES = 4 << 20  # files larger than this (about 25k runs) are parsed by one process per core
@@ -51,6 +51,8 @@ def _parse_range(path: str, start: int, end: int) -> tuple[dict[str, SkillColumn
             if cut:
                 lines += parse_block(buffer[:cut], path, lines, runs, part)
             carry = buffer[cut:]
+    for cols in part.values():
+        cols.compact()
     return part, runs, lines
 
 
@@ -195,7 +197,8 @@ def _save_cache(cache_file: Path, runs: Runs) -> None:
     header = json.dumps({
         "version": _CACHE_VERSION,
         "files": [vars(state) for state in runs.files],
-        "skills": [[name, len(c), c.last_fail, c.last_fail_ms] for name, c in runs.skills.items()],
+        "skills": [[name, len(c), c.last_fail, c.last_fail_ms, bool(c.ids)]
+                   for name, c in runs.skills.items()],
         "warnings": [[w.file, w.line, w.reason] for w in runs.warnings],
     }).encode("utf-8")
     try:
@@ -207,7 +210,8 @@ def _save_cache(cache_file: Path, runs: Runs) -> None:
                 cols.ts.tofile(fh)
                 cols.score.tofile(fh)
                 fh.write(cols.fail)
-                cols.ids.tofile(fh)
+                if cols.ids:
+                    cols.ids.tofile(fh)
         os.replace(tmp, cache_file)
     except OSError:
         pass  # the cache is an optimisation; without it the next run reads everything
@@ -224,12 +228,13 @@ def _load_cache(cache_file: Path) -> Runs | None:
                 return None
             runs = Runs(files=[FileState(**state) for state in header["files"]],
                         warnings=[LineWarning(*w) for w in header["warnings"]])
-            for name, count, last_fail, last_fail_ms in header["skills"]:
+            for name, count, last_fail, last_fail_ms, has_ids in header["skills"]:
                 cols = SkillColumns(last_fail=last_fail, last_fail_ms=last_fail_ms)
                 cols.ts.fromfile(fh, count)
                 cols.score.fromfile(fh, count)
                 cols.fail = bytearray(fh.read(count))
-                cols.ids.fromfile(fh, count)
+                if has_ids:
+                    cols.ids.fromfile(fh, count)
                 if len(cols.fail) != count:
                     return None
                 runs.skills[name] = cols

@@ -91,33 +91,34 @@ class SkillColumns:
     ts: array = field(default_factory=lambda: array("q"))
     score: array = field(default_factory=lambda: array("d"))
     fail: bytearray = field(default_factory=bytearray)
-    ids: array = field(default_factory=lambda: array("q"))  # 0 = no id
+    ids: array = field(default_factory=lambda: array("q"))  # 0 = no id; empty = none has one
     last_fail: str | None = None  # ts text of the latest failed run
     last_fail_ms: int = -(1 << 62)
     ordered: bool = True  # ts never decreased
 
-    def add(self, ms: int, score: float, failed: bool, ident: int, ts: str) -> None:
-        if self.ts and ms < self.ts[-1]:
-            self.ordered = False
-        self.ts.append(ms)
-        self.score.append(score)
-        self.fail.append(failed)
-        self.ids.append(ident)
-        if failed and ms >= self.last_fail_ms:
-            self.last_fail, self.last_fail_ms = ts, ms
-
     def __len__(self) -> int:
         return len(self.ts)
+
+    def compact(self) -> None:
+        """Drop the id column when no run has an id (8 bytes a run at 10M runs)."""
+        if self.ids and not any(self.ids):
+            self.ids = array("q")
+
+    def id_at(self, index: int) -> int:
+        return self.ids[index] if self.ids else 0
 
     def extend(self, other: SkillColumns) -> None:
         """Append ``other``'s runs, which follow these in file order."""
         if len(self) and len(other) and other.ts[0] < self.ts[-1]:
             self.ordered = False
         self.ordered = self.ordered and other.ordered
+        if self.ids or other.ids:
+            if len(self.ids) < len(self.ts):
+                self.ids = array("q", bytes(8 * len(self.ts)))
+            self.ids.extend(other.ids if other.ids else array("q", bytes(8 * len(other))))
         self.ts.extend(other.ts)
         self.score.extend(other.score)
         self.fail.extend(other.fail)
-        self.ids.extend(other.ids)
         if other.last_fail is not None and other.last_fail_ms >= self.last_fail_ms:
             self.last_fail, self.last_fail_ms = other.last_fail, other.last_fail_ms
 
@@ -275,7 +276,7 @@ def _take(cols: SkillColumns, order: list[int]) -> SkillColumns:
     out.ts = array("q", (cols.ts[i] for i in order))
     out.score = array("d", (cols.score[i] for i in order))
     out.fail = bytearray(cols.fail[i] for i in order)
-    out.ids = array("q", (cols.ids[i] for i in order))
+    out.ids = array("q", (cols.ids[i] for i in order)) if cols.ids else array("q")
     return out
 
 
@@ -330,12 +331,13 @@ def merge(parts: list[dict[str, SkillColumns]]) -> dict[str, SkillColumns]:
                 cols.ts.append(ms)
                 cols.score.append(piece.score[i])
                 cols.fail.append(piece.fail[i])
-                cols.ids.append(piece.ids[i])
+                cols.ids.append(piece.id_at(i))
             best = max(pieces, key=lambda p: p.last_fail_ms)
             for piece in pieces:  # ties: the later file wins
                 if piece.last_fail_ms == best.last_fail_ms and piece.last_fail:
                     best = piece
             cols.last_fail, cols.last_fail_ms = best.last_fail, best.last_fail_ms
         cols.ordered = True
+        cols.compact()
         merged[name] = _dedup(cols)
     return merged

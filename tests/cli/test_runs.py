@@ -230,3 +230,15 @@ def test_import_bus_brings_runs_and_the_queue(gv: Runner, vault: Path, tmp_path:
     again = gv.ok("import-bus", str(data_dir), "--json").json()
     assert again["runs"]["imported"] == 0 and again["queue"]["prs"] == 0
     assert gv.ok("stats", "--json").json()["total"] == 1
+
+
+def test_a_record_copied_into_two_files_counts_once(gv: Runner, vault: Path) -> None:
+    record(gv, "s", "success", "0.8", "2026-11-29T10:00:00.000Z")
+    (path,) = list((vault / "logs" / "runs").rglob("*.jsonl"))
+    copy = path.with_name("other-node.jsonl")
+    copy.write_text(path.read_text())
+    (vault / "logs" / "runs" / "2026-11" / "plain.jsonl").write_text(
+        '{"ts":"2026-11-29T10:00:00.000Z","agent":"a","skill":"s","task":"t",'
+        '"result":"fail","score":0.2,"notes":""}\n' * 2)  # no ids: two runs
+    data = gv.ok("health", "--json", env=NOW).json()["skills"]["s"]
+    assert data["runs"] == 3
