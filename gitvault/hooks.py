@@ -21,8 +21,6 @@ from typing import Any
 from gitvault import gitrepo
 from gitvault.clock import now
 from gitvault.errors import InvalidInput, NotFound
-from gitvault.gate.gate import evidence_hash, find_evidence
-from gitvault.gate.scan import FILES
 from gitvault.skills import SKILL_FILE, parse_skill
 
 HOOKS = ("pre-commit", "post-merge", "post-checkout")
@@ -64,8 +62,15 @@ def hooks_dir(top: Path) -> Path:
 
 
 def missing(top: Path) -> bool:
-    """Whether any gitvault shim is absent."""
-    folder = hooks_dir(top)
+    """Whether any gitvault shim is absent. Reads files only (no git process) unless the
+    repository sets core.hooksPath."""
+    dot_git = top / ".git"
+    config = dot_git / "config"
+    folder = None
+    if dot_git.is_dir() and config.is_file() and \
+            "hookspath" not in config.read_text("utf-8", errors="replace").lower():
+        folder = dot_git / "hooks"
+    folder = folder or hooks_dir(top)
     return any(not (folder / hook).exists() or not is_shim(folder / hook) for hook in HOOKS)
 
 
@@ -192,6 +197,9 @@ def check_skill(top: Path, skills: str, folder: str, gate: Callable[..., Any],
                 f"{skill.version} (committed: {before}); bump it to {before + 1}"]
     if skill.kind != "code" or archived:
         return []
+    from gitvault.gate.gate import evidence_hash  # only code skills need the gate
+    from gitvault.gate.scan import FILES
+
     files = {}
     for file in FILES:
         content = _staged(top, f"{folder}/{file}")
@@ -230,6 +238,8 @@ def pre_commit(top: Path, vault_rel: str, gate: Callable[..., Any],
 
 def evidence_checker(records: Iterable[dict[str, Any]], max_age_s: int,
                      allow_unsandboxed: bool = False) -> Callable[[str], bool]:
+    from gitvault.gate.gate import find_evidence
+
     kept = list(records)
     moment = now()
     return lambda sha: find_evidence(kept, sha, moment, max_age_s,

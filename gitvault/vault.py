@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitvault import config as config_mod
-from gitvault import gitrepo, health, jsonl, runcache, runlog, versions
+from gitvault import gitrepo, jsonl, versions
 from gitvault.clock import now, parse_iso
 from gitvault.errors import Conflict, GitError, InvalidInput, NotFound
 from gitvault.paths import GITATTRIBUTES, VaultLayout, find_vault, resolve_node
@@ -28,6 +28,9 @@ from gitvault.skills import (
     render_skill,
     write_atomic,
 )
+
+if TYPE_CHECKING:
+    from gitvault import runlog
 
 
 def stamp_now() -> str:
@@ -440,12 +443,16 @@ class Vault:
     def runs(self) -> runlog.Runs:
         """Every run record, per skill, through the incremental cache."""
         cache = self.layout.cache
+        from gitvault import runcache  # the columnar reader: only for commands that analyse runs
+
         return runcache.load_runs(self.layout.stream("runs"),
                                   cache / runcache.CACHE_NAME if cache is not None else None)
 
     def lifecycle(self, dry_run: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
         """Mark active skills stale by the rules of SPEC §2.3; each change is a new version.
         Returns (changes, warnings)."""
+        from gitvault import health
+
         rules = health.LifecycleRules.from_config(self.config.lifecycle)
         moment = now()
         events = self.scan("events")
