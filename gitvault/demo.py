@@ -18,7 +18,7 @@ from typing import Any
 from gitvault import gitrepo, health, jsonl, protocol
 from gitvault.clock import iso, now
 from gitvault.doctor import run_doctor
-from gitvault.errors import InvalidInput
+from gitvault.errors import GitvaultError, InvalidInput
 from gitvault.runrecord import record_run
 from gitvault.skills import SKILL_FILE, parse_skill, read_text, render_skill
 from gitvault.vault import SkillEdit, Vault, init_vault
@@ -34,6 +34,50 @@ def examples_dir() -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError("the bundled example skills are missing from this installation")
+
+
+GOOD_CODE = {
+    "code": "def parse_duration(text):\n"
+            "    \"\"\"'1h30m' -> 5400 seconds.\"\"\"\n"
+            "    units = {'h': 3600, 'm': 60, 's': 1}\n"
+            "    total, number = 0, ''\n"
+            "    for char in text:\n"
+            "        if char.isdigit():\n"
+            "            number += char\n"
+            "        else:\n"
+            "            total += int(number) * units[char]\n"
+            "            number = ''\n"
+            "    return total\n",
+    "tests": "from skill import *\n\nassert parse_duration('1h30m') == 5400\n"
+             "assert parse_duration('45s') == 45\n",
+    "example": "from skill import *\n\nprint(parse_duration('2m5s'))\n",
+}
+BAD_CODE = {
+    "code": "import subprocess\n\n\ndef disk_usage(path):\n"
+            "    return subprocess.run(['du', '-s', path], capture_output=True).stdout\n",
+    "tests": "from skill import *\n\nassert disk_usage('.')\n",
+    "example": "from skill import *\n\nprint(disk_usage('.'))\n",
+}
+
+
+def demo_code_skills(vault: Vault) -> list[str]:
+    """A good code skill through the gate, and one the gate refuses."""
+    lines = []
+    try:
+        skill, _ = vault.create_skill("parse-duration", SkillEdit(
+            description="Parse a duration such as 1h30m into seconds.", kind="code",
+            code=GOOD_CODE["code"], tests=GOOD_CODE["tests"], example=GOOD_CODE["example"]))
+        lines.append(f"parse-duration v{skill.version} stored: tests and example passed")
+    except GitvaultError as exc:  # e.g. no sandbox on this machine: the gate refuses
+        lines.append(f"parse-duration refused: {exc}")
+    try:
+        vault.create_skill("disk-usage", SkillEdit(
+            description="Report the disk usage of a folder.", kind="code",
+            code=BAD_CODE["code"], tests=BAD_CODE["tests"], example=BAD_CODE["example"]))
+        lines.append("disk-usage stored (unexpected)")
+    except GitvaultError as exc:
+        lines.append(f"disk-usage refused (exit 1): {str(exc)[:150]}")
+    return lines
 
 
 def record_demo_runs(vault: Vault, moment: datetime) -> int:
@@ -156,6 +200,14 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     say(f"  archived as v{archived.version}; "
         f"restored as v{vault.restore('prefer-small-commits').version}")
 
+    step("A code skill passes the verification gate (AST scan, then its tests and example "
+         "in an OS sandbox as an unprivileged user)",
+         "gitvault skill create parse-duration --kind code --code skill.py --tests "
+         "test_skill.py --example example.py")
+    gate_lines = demo_code_skills(vault)
+    for line in gate_lines:
+        say(f"  {line}")
+
     step("Agents report every run; a week of runs arrives",
          "gitvault record-run --agent ci-bot --skill fix-flaky-pytest --result success --score 0.9")
     moment = now()
@@ -212,4 +264,5 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
         "flagged": [name for name, data in health_report.items() if data["flagged"]],
         "drift": [row["name"] for row in drifting],
         "clones": shared,
+        "gate": gate_lines,
     }

@@ -13,14 +13,17 @@ def test_demo_builds_a_vault_and_explains_each_step(gv: Runner, tmp_path: Path) 
     for expected in ("$ gitvault init", "$ gitvault skill patch fix-flaky-pytest",
                      "+5. Record the seed", "v3  rollback", "archived as v2; restored as v3",
                      "$ gitvault doctor", "0 problems", "skills/fix-flaky-pytest/SKILL.md",
-                     "$ gitvault health", "postgres-slow-query: 0.8", "(the same on both)"):
+                     "$ gitvault health", "postgres-slow-query: 0.8", "(the same on both)",
+                     "parse-duration v1 stored: tests and example passed",
+                     "disk-usage refused (exit 1)", "imports 'subprocess'"):
         assert expected in out
     root = tmp_path / "tour" / "vault"
     listed = gv.ok("skill", "list", "--json", cwd=root).json()["skills"]
     assert {s["name"] for s in listed} == {
         "debug-swift-actor-isolation", "fix-flaky-pytest", "postgres-slow-query",
         "prefer-small-commits", "retry-with-backoff", "rotate-leaked-api-key",
-        "summarise-ci-failure"}
+        "summarise-ci-failure", "parse-duration"}
+    assert (root / "skills" / ".rejected" / "disk-usage" / "REASONS.md").is_file()
     files = gv.git("ls-files", cwd=root).split()
     runs_files = {f.rsplit("/", 1)[1] for f in files if f.startswith("logs/runs/")}
     assert runs_files == {"demo.jsonl", "laptop.jsonl"}  # both clones' records, merged
