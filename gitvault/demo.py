@@ -200,6 +200,24 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     say(f"  archived as v{archived.version}; "
         f"restored as v{vault.restore('prefer-small-commits').version}")
 
+    step("At task start an agent asks for the relevant skills within a token budget",
+         "gitvault context \"pytest fails one run in ten on CI\" --budget 400")
+    from gitvault import retrieval
+
+    injected = retrieval.context(vault, "pytest fails one run in ten on CI", budget=400)
+    for line in injected["text"].splitlines()[:8]:
+        say(f"  | {line}")
+    say(f"  injection {injected['injection']}: "
+        + ", ".join(f"{s['name']}@v{s['version']}" for s in injected["skills"]))
+    step("At task end it reports the outcome; usage and success counts follow",
+         f"gitvault outcome {injected['injection']} --success")
+    retrieval.outcome(vault, success=True, injection=injected["injection"])
+    stats, _ = vault.skill_stats()
+    for ref in injected["skills"]:
+        counts = stats.get(ref["name"], {})
+        say(f"  {ref['name']}: used {counts.get('usage', 0)}, "
+            f"succeeded {counts.get('success', 0)}")
+
     step("A code skill passes the verification gate (AST scan, then its tests and example "
          "in an OS sandbox as an unprivileged user)",
          "gitvault skill create parse-duration --kind code --code skill.py --tests "
@@ -265,4 +283,5 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
         "drift": [row["name"] for row in drifting],
         "clones": shared,
         "gate": gate_lines,
+        "injection": injected["injection"],
     }

@@ -15,7 +15,8 @@ def test_demo_builds_a_vault_and_explains_each_step(gv: Runner, tmp_path: Path) 
                      "$ gitvault doctor", "0 problems", "skills/fix-flaky-pytest/SKILL.md",
                      "$ gitvault health", "postgres-slow-query: 0.8", "(the same on both)",
                      "parse-duration v1 stored: tests and example passed",
-                     "disk-usage refused (exit 1)", "imports 'subprocess'"):
+                     "disk-usage refused (exit 1)", "imports 'subprocess'",
+                     "| ### RELEVANT SKILLS", "fix-flaky-pytest: used 1, succeeded 1"):
         assert expected in out
     root = tmp_path / "tour" / "vault"
     listed = gv.ok("skill", "list", "--json", cwd=root).json()["skills"]
