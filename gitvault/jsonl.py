@@ -339,17 +339,14 @@ def scan(
                 if record is None:
                     warnings.append(LineWarning(name, number, problem or "invalid"))
                     continue
-                key, why = _ts_key(record.get("ts"))
+                key, why = ts_sort_key(record.get("ts"))
                 if why is None and check is not None:
                     why = check(record)
                 if why is not None:
                     warnings.append(LineWarning(name, number, why))
                     continue
-                rid = record.get("id")
-                if isinstance(rid, str) and rid:
-                    if rid in seen:
-                        continue
-                    seen.add(rid)
+                if seen_before(record, seen):
+                    continue
                 node = record.get("node")
                 node_key = node if isinstance(node, str) else "" if node is None else str(node)
                 keyed.append((key, node_key, index, number, record))
@@ -367,8 +364,21 @@ def _files(folder_or_files: PathLike | Iterable[PathLike]) -> list[PathLike]:
     return list(folder_or_files)
 
 
-def _ts_key(ts: object) -> tuple[str, str | None]:
-    """``(sort key, None)`` for a valid timestamp, else ``("", reason)``."""
+def seen_before(record: dict[str, Any], seen: set[str]) -> bool:
+    """Whether ``record``'s id was met already (first wins); records without an id are
+    never repeats. Adds the id to ``seen``."""
+    rid = record.get("id")
+    if not isinstance(rid, str) or not rid:
+        return False
+    if rid in seen:
+        return True
+    seen.add(rid)
+    return False
+
+
+def ts_sort_key(ts: object) -> tuple[str, str | None]:
+    """``(sort key, None)`` for a valid timestamp, else ``("", reason)``: the check every
+    reader of records applies before ordering them."""
     if ts is None:
         return "", "missing ts"
     if isinstance(ts, str):

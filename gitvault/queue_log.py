@@ -24,7 +24,6 @@ import zlib
 from contextlib import contextmanager
 
 from gitvault import clock, jsonl
-from gitvault.errors import InvalidInput
 from gitvault.queue_state import NeedRebuild, QueueState
 
 TYPE_CHECKING = False  # typing is not imported at run time (the queue's hot path)
@@ -162,20 +161,12 @@ class QueueLog:
             if not isinstance(record, dict):
                 self.warnings.append(jsonl.LineWarning(path, number, "not a JSON object"))
                 continue
-            ts = record.get("ts")
-            try:
-                ts_key = clock.ts_key(ts) if isinstance(ts, str) else None
-            except InvalidInput:
-                ts_key = None
-            if ts_key is None:
-                why = "missing ts" if ts is None else f"bad ts: {str(ts)[:40]!r}"
-                self.warnings.append(jsonl.LineWarning(path, number, why))
+            ts_key, bad_ts = jsonl.ts_sort_key(record.get("ts"))
+            if bad_ts is not None:
+                self.warnings.append(jsonl.LineWarning(path, number, bad_ts))
                 continue
-            rid = record.get("id")
-            if isinstance(rid, str) and rid:
-                if rid in seen:
-                    continue
-                seen.add(rid)
+            if jsonl.seen_before(record, seen):
+                continue
             node = record.get("node")
             batch.append(((ts_key, node if isinstance(node, str) else "", rel, number),
                           record, path))
