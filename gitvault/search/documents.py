@@ -18,8 +18,8 @@ FIELDS = ("name", "trigger", "description", "tags", "body")
 
 
 @dataclass(frozen=True)
-class Document:
-    """One skill as the ranker sees it."""
+class DocInfo:
+    """What a hit reports about its skill, and its field lengths."""
 
     folder: str
     name: str
@@ -27,8 +27,14 @@ class Document:
     state: str
     kind: str
     description: str
-    counts: dict[str, tuple[int, ...]]  # term -> its count in each field of FIELDS
     lengths: tuple[int, ...]  # per field: number of terms
+
+
+@dataclass(frozen=True)
+class Document(DocInfo):
+    """One skill as the ranker sees it: its info and its term counts."""
+
+    counts: dict[str, tuple[int, ...]]  # term -> its count in each field of FIELDS
 
 
 @dataclass(frozen=True)
@@ -108,7 +114,7 @@ def load(skills_dir: Path, folder: str) -> Loaded:
             grid.setdefault(term, [0] * width)[i] = n
     counts = {term: tuple(row) for term, row in grid.items()}
     doc = Document(folder, skill.name, skill.version, skill.state, skill.kind,
-                   skill.description, counts, tuple(lengths))
+                   skill.description, tuple(lengths), counts)
     return Loaded(folder, doc, None, signature, mtime, blob)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gitvault.search.documents import FIELDS, Document
+from gitvault.search.documents import FIELDS, DocInfo, Document
 
 # name and trigger weigh most, then description, tags and body (SPEC §4.1).
 WEIGHTS = {"name": 3.0, "trigger": 3.0, "description": 2.0, "tags": 1.5, "body": 1.0}
@@ -24,18 +24,6 @@ _W = tuple(WEIGHTS[f] for f in FIELDS)
 _B = tuple(LENGTH_B[f] for f in FIELDS)
 RETURNED_STATES = ("active", "stale")
 
-
-@dataclass(frozen=True)
-class DocInfo:
-    """What a hit reports about its skill, and its field lengths."""
-
-    folder: str
-    name: str
-    version: int
-    state: str
-    kind: str
-    description: str
-    lengths: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -110,8 +98,7 @@ class MemoryCorpus:
 
     def infos(self, folders: Iterable[str]) -> dict[str, DocInfo]:
         found = (self.docs[f] for f in folders)
-        return {d.folder: DocInfo(d.folder, d.name, d.version, d.state, d.kind, d.description,
-                                  d.lengths) for d in found}
+        return {d.folder: d for d in found}  # a Document is a DocInfo
 
 
 def boost(stats: Mapping[str, int] | None) -> float:
