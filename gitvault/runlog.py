@@ -10,63 +10,34 @@ import hashlib
 import json
 import math
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from itertools import pairwise
-from typing import Any
+from itertools import islice
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from gitvault.jsonl import LineWarning
 from gitvault.runrecord import RESULTS
 
-_loads: Callable[[bytes], Any]
-try:  # orjson parses run lines several times faster than json; json is the fallback
-    from orjson import loads as _loads
-except ImportError:  # pragma: no cover - orjson is a dependency
-    _loads = json.loads
-
-
-
 # -- timestamps --------------------------------------------------------------------
 
-_day_ms: dict[str, int] = {}  # "YYYY-MM-DD" -> epoch ms
-_minute_ms: dict[str, int] = {}  # "YYYY-MM-DDTHH:MM" -> epoch ms
-_second_ms: dict[str, int] = {}  # "SS.mmm" -> ms (at most 60,000 entries)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MS = datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=timezone.utc) - _EPOCH
+_fromiso = datetime.fromisoformat
 
 
 def ts_ms(ts: Any) -> int | None:
-    """Epoch milliseconds of an ISO 8601 timestamp (None if it is not one). A time
-    without a zone is UTC. ``YYYY-MM-DDTHH:MM:SS.mmmZ`` is looked up in two small
-    caches (minute, and second with milliseconds) that this fills."""
+    """Epoch milliseconds of an ISO 8601 timestamp (None if it is not one); a time
+    without a zone is UTC. Python's C parser takes the common shapes directly (from
+    3.11); the rest go through clock.parse_iso."""
     if type(ts) is not str:
         return None
-    if len(ts) == 24 and ts[23] == "Z" and ts[16] == ":" and ts[19] == ".":
-        key, rest = ts[:16], ts[17:23]
-        base = _minute_ms.get(key)
-        if base is None:
-            base = _minute_base(key)
-        digits = rest[:2] + rest[3:]
-        if base is not None and digits.isdigit() and digits.isascii() and digits < "60000":
-            _minute_ms[key] = base
-            _second_ms[rest] = int(digits)
-            return base + int(digits)
-    return _parse_ms(ts)
-
-
-def _minute_base(key: str) -> int | None:
-    """Epoch ms of ``YYYY-MM-DDTHH:MM`` (the day from a cache, the rest by arithmetic)."""
-    day = _day_ms.get(key[:10])
-    if day is None:
-        day = _parse_ms(key[:10] + "T00:00:00Z")
-        if day is None:
-            return None
-        _day_ms[key[:10]] = day
-    hours, minutes = key[11:13], key[14:16]
-    if key[10] != "T" or key[13] != ":" or not (hours + minutes).isdigit() \
-            or not (hours + minutes).isascii() or hours > "23" or minutes > "59":
-        return None
-    return day + int(hours) * 3_600_000 + int(minutes) * 60_000
+    try:
+        return (_fromiso(ts) - _EPOCH) // _MS
+    except (ValueError, TypeError):  # a shape fromisoformat refuses, or no zone
+        return _parse_ms(ts)
 
 
 def _parse_ms(ts: str) -> int | None:
@@ -77,9 +48,6 @@ def _parse_ms(ts: str) -> int | None:
     except Exception:
         return None
     return (moment - _EPOCH) // _MS
-
-
-_MS = datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=timezone.utc) - _EPOCH
 
 
 # -- columns -----------------------------------------------------------------------
@@ -164,7 +132,7 @@ def check_run(record: Any) -> str | None:
     if type(skill) is not str or not skill:
         return "run without a skill name"
     score = record.get("score")
-    if not isinstance(score, (float, int)) or isinstance(score, bool) or not math.isfinite(score):
+    if not isinstance(score, (float, int)) or isinstance(score, bool) or not _finite(score):
         return f"score is not a number: {json.dumps(score)[:40]}"
     if record.get("result") not in RESULTS:
         return f"unknown result: {json.dumps(record.get('result'))[:40]}"
@@ -174,85 +142,146 @@ def check_run(record: Any) -> str | None:
     return None
 
 
-_FAIL = {"success": 0, "partial": 0, "fail": 1}
+def _finite(number: float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an integer too large for a float
+        return False
 
 
+# -- parsing -----------------------------------------------------------------------
+
+class _Run(msgspec.Struct, gc=False):
+    """The fields of a run line that the analysis reads; msgspec skips the others
+    without building them, and checks these types in C."""
+
+    skill: Annotated[str, msgspec.Meta(min_length=1)]
+    ts: str
+    score: float
+    result: Literal["success", "partial", "fail"]
+    id: Any = None
+
+
+_decoder = msgspec.json.Decoder(_Run)
+_PIECE = 64 << 10  # lines are decoded in pieces this size, so they stay in the CPU cache
 
 
 def parse_block(data: bytes, path: str, first_line: int, runs: Runs,
                 per_file: dict[str, SkillColumns]) -> int:
     """Parse complete lines (``data`` ends with ``\\n``) into ``per_file``; returns the
-    number of lines read. (Parsing whole blocks as one array and grouping with
-    C-level maps was measured slower than this streaming loop.)"""
-    lines = data.split(b"\n")
-    lines.pop()
-    return _parse_lines(lines, path, first_line, runs, per_file)
+    number of lines read. Each piece is decoded in one call; a piece the decoder
+    refuses is read again line by line, so every bad line is reported with its number."""
+    view = memoryview(data)
+    start, line = 0, first_line
+    while start < len(data):
+        end = data.find(b"\n", start + _PIECE) + 1 or len(data)
+        try:
+            records = _decoder.decode_lines(view[start:end])
+        except msgspec.DecodeError:
+            _parse_lines(data[start:end].split(b"\n"), path, line, runs, per_file)
+        else:
+            _parse_records(records, data[start:end], path, line, runs, per_file)
+        line += data.count(b"\n", start, end)
+        start = end
+    return line - first_line
 
 
-def _check_order(appenders: dict[str, tuple[Any, ...]]) -> None:
-    for add in appenders.values():
-        cols, before = add[4], add[5]
-        if cols.ordered:
-            new = cols.ts[max(before - 1, 0):]
-            cols.ordered = all(a <= b for a, b in pairwise(new))
+def _parse_records(records: list[_Run], piece: bytes, path: str, first_line: int,
+                   runs: Runs, per_file: dict[str, SkillColumns]) -> None:
+    """Append decoded records; one that decodes but is still not a run (an empty skill
+    name, an unreadable ts) is reported with its line number and skipped."""
+    appenders: dict[str, tuple[Any, ...]] = {}
+    done = 0
+    while (bad := _append(records, done, per_file, appenders)) < len(records):
+        lines = [n for n, raw in enumerate(piece.split(b"\n"), first_line + 1) if raw.strip()]
+        runs.warnings.append(LineWarning(path, lines[bad], _why(records[bad])))
+        done = bad + 1
+    _finish(appenders)
 
 
 def _parse_lines(lines: list[bytes], path: str, first_line: int, runs: Runs,
-                 per_file: dict[str, SkillColumns]) -> int:
-    """The hot loop of ``health`` on a cold cache: one orjson call and a handful of
-    dict and array operations per line; every bad line is reported with its number."""
-    warnings = runs.warnings
-    loads, fail_of, minute, second = _loads, _FAIL, _minute_ms, _second_ms
+                 per_file: dict[str, SkillColumns]) -> None:
+    """The slow path for a piece with a bad line: each line decoded on its own."""
     appenders: dict[str, tuple[Any, ...]] = {}
-    lineno = first_line
-    for raw in lines:
-        lineno += 1
+    for lineno, raw in enumerate(lines, first_line + 1):
+        if not raw or raw.isspace():
+            continue
         try:
-            record = loads(raw)
-            skill, ts, score, failed = (record["skill"], record["ts"], record["score"],
-                                        fail_of[record["result"]])
-        except (ValueError, KeyError, TypeError, IndexError):
-            if raw and not raw.isspace():
-                warnings.append(LineWarning(path, lineno, _problem(raw)))
+            record = [_decoder.decode(raw)]
+        except msgspec.DecodeError:
+            runs.warnings.append(LineWarning(path, lineno, _problem(raw)))
             continue
-        kind = type(score)
-        if (kind is not float and kind is not int) or type(skill) is not str or not skill \
-                or type(ts) is not str or score - score != 0:
-            warnings.append(LineWarning(path, lineno, check_run(record) or "not a run record"))
-            continue
-        base = minute.get(ts[:16]) if len(ts) == 24 and ts[23] == "Z" and ts[16] == ":" else None
-        offset = second.get(ts[17:23]) if base is not None else None
-        ms = base + offset if base is not None and offset is not None else ts_ms(ts)
-        if ms is None:
-            warnings.append(LineWarning(path, lineno, check_run(record) or "bad ts"))
-            continue
-        add = appenders.get(skill)
+        if _append(record, 0, per_file, appenders) == 0:
+            runs.warnings.append(LineWarning(path, lineno, _why(record[0])))
+    _finish(appenders)
+
+
+def _append(records: list[_Run], start: int, per_file: dict[str, SkillColumns],
+            appenders: dict[str, tuple[Any, ...]]) -> int:
+    """The hot loop of ``health`` on a cold cache: append ``records[start:]`` to their
+    skills' columns; returns the index of the first that is not a run (or the length).
+    The decoder has already checked the types, that the skill name is not empty, and
+    that the score is finite (it refuses numbers out of a float's range)."""
+    fromiso, epoch, unit = _fromiso, _EPOCH, _MS
+    for record in islice(records, start, None) if start else records:
+        ts = record.ts
+        try:
+            ms = (fromiso(ts) - epoch) // unit
+        except (ValueError, TypeError):  # another ISO shape, or no zone
+            slow = ts_ms(ts)
+            if slow is None:
+                return records.index(record, start)  # an equal record earlier would have failed first
+            ms = slow
+        add = appenders.get(record.skill)
         if add is None:
-            cols = per_file.get(skill)
-            if cols is None:
-                cols = per_file[skill] = SkillColumns()
-            add = appenders[skill] = (cols.ts.append, cols.score.append, cols.fail.append,
-                                      cols.ids.append, cols, len(cols))
+            add = appenders[record.skill] = _appender(per_file, record.skill)
         add[0](ms)
-        add[1](score)
+        add[1](record.score)
+        failed = record.result == "fail"
         add[2](failed)
-        ident = record.get("id")
-        add[3](_ident(ident) if ident else 0)
-        if failed and ms >= add[4].last_fail_ms:
-            add[4].last_fail, add[4].last_fail_ms = ts, ms
+        if failed and ms >= add[3].last_fail_ms:
+            add[3].last_fail, add[3].last_fail_ms = ts, ms
+        if record.id:
+            _add_id(add[3], record.id)
+    return len(records)
+
+
+def _appender(per_file: dict[str, SkillColumns], skill: str) -> tuple[Any, ...]:
+    cols = per_file.get(skill)
+    if cols is None:
+        cols = per_file[skill] = SkillColumns()
+    return cols.ts.append, cols.score.append, cols.fail.append, cols, len(cols)
+
+
+def _add_id(cols: SkillColumns, ident: Any) -> None:
+    """Key the run just appended (the id column is filled lazily: most runs have none)."""
+    key = _ident(ident)
+    if key:
+        cols.ids.extend(array("q", bytes(8 * (len(cols.ts) - 1 - len(cols.ids)))))
+        cols.ids.append(key)
+
+
+def _finish(appenders: dict[str, tuple[Any, ...]]) -> None:
+    """Pad id columns to full length and note whether the new runs kept ts order."""
     for add in appenders.values():
-        cols, before = add[4], add[5]
+        cols, before = add[3], add[4]
+        if cols.ids and len(cols.ids) < len(cols.ts):
+            cols.ids.extend(array("q", bytes(8 * (len(cols.ts) - len(cols.ids)))))
         if cols.ordered:
             new = cols.ts[max(before - 1, 0):].tolist()
             cols.ordered = new == sorted(new)
-    return lineno - first_line
+
+
+def _why(record: _Run) -> str:
+    """Why a decoded record is not a run."""
+    return check_run(msgspec.structs.asdict(record)) or "not a run record"
 
 
 def _problem(raw: bytes) -> str:
-    """Why a line that failed the fast path is not a run record."""
+    """Why a line the decoder refused is not a run record."""
     try:
-        record = _loads(raw)
-    except ValueError:
+        record = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
         return _why_not_json(raw)
     return check_run(record) or "not a run record"
 
@@ -266,7 +295,7 @@ def _why_not_json(raw: bytes) -> str:
         json.loads(text)
     except json.JSONDecodeError as exc:
         return f"invalid JSON: {exc.msg}"
-    return "invalid JSON"  # pragma: no cover - orjson and json disagree
+    return "invalid JSON"  # pragma: no cover - msgspec and json disagree
 
 
 # -- merging parts into reader order ----------------------------------------------------

@@ -20,7 +20,8 @@ LAYERS: list[set[str]] = [
      "__main__", "__init__"},
 ]
 OWNERS = {"click": {"cli"}, "frontmatter": {"skills"}, "git": {"gitrepo"},
-          "yaml": {"config", "skills"}, "mcp": {"mcp_server"}}
+          "yaml": {"config", "skills"}, "mcp": {"mcp_server"}, "msgspec": {"runlog"},
+          "rich": {"dashboard"}}
 
 
 def module_name(path: Path) -> str:

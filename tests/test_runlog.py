@@ -1,5 +1,6 @@
-"""Timestamps and rounding of the runs analysis, checked against slower references:
-Python's own ISO parser, and JavaScript's toFixed run by node."""
+"""Parsing, timestamps and rounding of the runs analysis, checked against slower
+references: json with check_run line by line, Python's own ISO parser, and
+JavaScript's toFixed run by node."""
 
 from __future__ import annotations
 
@@ -8,8 +9,85 @@ import random
 import shutil
 import subprocess
 
+import pytest
+
 from gitvault.health import fixed3
-from gitvault.runlog import _parse_ms, ts_ms
+from gitvault.runlog import Runs, SkillColumns, _ident, _parse_ms, check_run, parse_block, ts_ms
+
+
+def _reference(lines: list[bytes]) -> tuple[dict[str, list[tuple[int, float, int, int]]], list[int]]:
+    """Per skill (ts ms, score, failed, id key) in file order, and the bad line numbers:
+    each line on its own through json and check_run."""
+    skills: dict[str, list[tuple[int, float, int, int]]] = {}
+    bad = []
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            bad.append(number)
+            continue
+        if check_run(record) is not None:
+            bad.append(number)
+            continue
+        ms = ts_ms(record["ts"])
+        assert ms is not None
+        skills.setdefault(record["skill"], []).append(
+            (ms, float(record["score"]), int(record["result"] == "fail"), _ident(record.get("id"))))
+    return skills, bad
+
+
+_DECODABLE_BUT_BAD = [  # the decoder takes these; the timestamp check refuses them
+    b"", b"   ", b'{"ts":"yesterday","skill":"s","result":"fail","score":0.1}',
+    b'{"ts":"2026-11-29T24:00:00Z","skill":"s","result":"fail","score":0.1}']
+
+
+@pytest.mark.parametrize("only_decodable", [False, True])
+def test_block_parser_equals_a_line_by_line_reference(only_decodable: bool) -> None:
+    """Good lines in many shapes (ids or none, other zones, no zone, int scores) mixed
+    with every kind of bad line, over several decoder pieces: the fast path and the
+    line-by-line fallback give what json and check_run give one line at a time."""
+    rng = random.Random(11)
+    names = ["web-search", "db", "constructor", "__proto__", "é-skill"]
+    stamps = ["2026-11-29T10:00:%02d.%03dZ", "2026-11-29T11:00:%02d.%03d+02:00",
+              "2026-11-29T12:00:%02d.%03d", "2026-11-29 13:00:%02d.%03dZ"]
+    bad_lines = [b"", b"   ", b"null", b"[1]", b'{"ts": "2026-11-29T10:', b"\xff\xfe",
+                 b'{"ts":"2026-11-29T10:00:00Z","skill":"","result":"fail","score":0.1}',
+                 b'{"ts":"yesterday","skill":"s","result":"fail","score":0.1}',
+                 b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"FAIL","score":0.1}',
+                 b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"fail","score":"0.1"}',
+                 b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"fail","score":true}',
+                 b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"fail","score":1' + b"0" * 400 + b"}",
+                 b'{"ts":"2026-11-29T24:00:00Z","skill":"s","result":"fail","score":0.1}',
+                 b'{"ts":5,"skill":"s","result":"fail","score":0.1}',
+                 b'{"skill":"s","result":"fail","score":0.1}']
+    if only_decodable:
+        bad_lines = _DECODABLE_BUT_BAD
+    lines = []
+    for n in range(6000):
+        if rng.random() < 0.02:
+            lines.append(rng.choice(bad_lines))
+            continue
+        record = {"ts": rng.choice(stamps) % (n % 60, n % 1000), "agent": "a",
+                  "skill": rng.choice(names), "task": "t " * rng.randrange(0, 60),
+                  "result": rng.choice(["success", "partial", "fail"]),
+                  "score": rng.choice([rng.random(), 1, 0])}
+        if rng.random() < 0.3:
+            record["id"] = f"r{n:011x}"
+        lines.append(json.dumps(record, ensure_ascii=rng.random() < 0.5).encode())
+    data = b"\n".join(lines) + b"\n"
+    assert len(data) > 4 * (64 << 10)
+    runs, per_file = Runs(), dict[str, SkillColumns]()
+    assert parse_block(data, "f", 0, runs, per_file) == len(lines)
+    expected, bad = _reference(lines)
+    assert [w.line for w in runs.warnings] == bad
+    got = {name: list(zip(cols.ts, cols.score, cols.fail, cols.ids or [0] * len(cols), strict=True))
+           for name, cols in per_file.items()}
+    assert got == expected
+    for name, cols in per_file.items():
+        fails = [r[0] for r in expected[name] if r[2]]
+        assert cols.last_fail_ms == (max(fails) if fails else -(1 << 62))
 
 
 def test_cached_timestamp_path_equals_the_full_parser() -> None:
