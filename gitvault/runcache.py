@@ -23,7 +23,7 @@ from gitvault.runlog import FileState, Runs, SkillColumns, merge, parse_block
 CACHE_NAME = "runs-cache.bin"
 _CACHE_VERSION = 2
 _TAIL = 4096  # bytes before a cached size that must be unchanged for an append-only read
-_BLOCK = 8 << 20
+_BLOCK = 1 << 20
 _PARALLEL_BYTES = 4 << 20  # files larger than this (about 25k runs) are parsed by one process per core
 
 
@@ -82,12 +82,14 @@ def _read_file(path: Path, start: int, first_line: int, runs: Runs
         workers = min(os.cpu_count() or 1, 4) if end - start > _PARALLEL_BYTES else 1
         points = _split_points(fh, start, end, workers)
     ranges = [(name, a, b) for a, b in itertools.pairwise(points) if b > a]
-    if len(ranges) > 1:
+    if len(ranges) > 1:  # the others go to forked workers; this process parses the first
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(len(ranges), mp_context=multiprocessing.get_context("fork")) as pool:
-            results = list(pool.map(_parse_range, *zip(*ranges, strict=False)))
+        with ProcessPoolExecutor(len(ranges) - 1,
+                                 mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_parse_range, *r) for r in ranges[1:]]
+            results = [_parse_range(*ranges[0])] + [f.result() for f in futures]
     else:
         results = [_parse_range(*r) for r in ranges]
     part: dict[str, SkillColumns] = {}

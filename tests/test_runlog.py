@@ -8,9 +8,12 @@ import json
 import random
 import shutil
 import subprocess
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from gitvault import runcache
 from gitvault.health import fixed3
 from gitvault.runlog import Runs, SkillColumns, _ident, _parse_ms, check_run, parse_block, ts_ms
 
@@ -43,29 +46,28 @@ _DECODABLE_BUT_BAD = [  # the decoder takes these; the timestamp check refuses t
     b'{"ts":"2026-11-29T24:00:00Z","skill":"s","result":"fail","score":0.1}']
 
 
-@pytest.mark.parametrize("only_decodable", [False, True])
-def test_block_parser_equals_a_line_by_line_reference(only_decodable: bool) -> None:
-    """Good lines in many shapes (ids or none, other zones, no zone, int scores) mixed
-    with every kind of bad line, over several decoder pieces: the fast path and the
-    line-by-line fallback give what json and check_run give one line at a time."""
-    rng = random.Random(11)
+_BAD_LINES = [
+    b"", b"   ", b"null", b"[1]", b'{"ts": "2026-11-29T10:', b"\xff\xfe",
+    b'{"ts":"2026-11-29T10:00:00Z","skill":"","result":"fail","score":0.1}',
+    b'{"ts":"yesterday","skill":"s","result":"fail","score":0.1}',
+    b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"FAIL","score":0.1}',
+    b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"fail","score":"0.1"}',
+    b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"fail","score":true}',
+    b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"fail","score":1' + b"0" * 400 + b"}",
+    b'{"ts":"2026-11-29T24:00:00Z","skill":"s","result":"fail","score":0.1}',
+    b'{"ts":5,"skill":"s","result":"fail","score":0.1}',
+    b'{"skill":"s","result":"fail","score":0.1}']
+
+
+def _mixed_lines(seed: int, count: int, bad_lines: list[bytes]) -> list[bytes]:
+    """Good run lines in many shapes (ids or none, other zones, no zone, int scores,
+    escaped and raw UTF-8), with about 2% bad lines."""
+    rng = random.Random(seed)
     names = ["web-search", "db", "constructor", "__proto__", "é-skill"]
     stamps = ["2026-11-29T10:00:%02d.%03dZ", "2026-11-29T11:00:%02d.%03d+02:00",
               "2026-11-29T12:00:%02d.%03d", "2026-11-29 13:00:%02d.%03dZ"]
-    bad_lines = [b"", b"   ", b"null", b"[1]", b'{"ts": "2026-11-29T10:', b"\xff\xfe",
-                 b'{"ts":"2026-11-29T10:00:00Z","skill":"","result":"fail","score":0.1}',
-                 b'{"ts":"yesterday","skill":"s","result":"fail","score":0.1}',
-                 b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"FAIL","score":0.1}',
-                 b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"fail","score":"0.1"}',
-                 b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"fail","score":true}',
-                 b'{"ts":"2026-11-29T10:00:00Z","skill":"s","result":"fail","score":1' + b"0" * 400 + b"}",
-                 b'{"ts":"2026-11-29T24:00:00Z","skill":"s","result":"fail","score":0.1}',
-                 b'{"ts":5,"skill":"s","result":"fail","score":0.1}',
-                 b'{"skill":"s","result":"fail","score":0.1}']
-    if only_decodable:
-        bad_lines = _DECODABLE_BUT_BAD
     lines = []
-    for n in range(6000):
+    for n in range(count):
         if rng.random() < 0.02:
             lines.append(rng.choice(bad_lines))
             continue
@@ -76,6 +78,14 @@ def test_block_parser_equals_a_line_by_line_reference(only_decodable: bool) -> N
         if rng.random() < 0.3:
             record["id"] = f"r{n:011x}"
         lines.append(json.dumps(record, ensure_ascii=rng.random() < 0.5).encode())
+    return lines
+
+
+@pytest.mark.parametrize("only_decodable", [False, True])
+def test_block_parser_equals_a_line_by_line_reference(only_decodable: bool) -> None:
+    """Over several decoder pieces, the fast path and the line-by-line fallback give
+    what json and check_run give one line at a time."""
+    lines = _mixed_lines(11, 6000, _DECODABLE_BUT_BAD if only_decodable else _BAD_LINES)
     data = b"\n".join(lines) + b"\n"
     assert len(data) > 4 * (64 << 10)
     runs, per_file = Runs(), dict[str, SkillColumns]()
@@ -90,7 +100,7 @@ def test_block_parser_equals_a_line_by_line_reference(only_decodable: bool) -> N
         assert cols.last_fail_ms == (max(fails) if fails else -(1 << 62))
 
 
-def test_cached_timestamp_path_equals_the_full_parser() -> None:
+def test_fast_timestamp_path_equals_the_full_parser() -> None:
     rng = random.Random(5)
     for _ in range(20_000):
         ms = rng.randrange(0, 4_102_444_800_000)  # 1970 .. 2100
@@ -116,3 +126,27 @@ def test_fixed3_rounds_like_javascript_tofixed() -> None:
     out = subprocess.run([node, "-e", script], input=json.dumps(values), capture_output=True,
                          text=True, check=True).stdout
     assert [fixed3(v) for v in values] == json.loads(out)
+
+
+def test_parallel_read_equals_one_process_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large file is split over forked workers (real processes) reading small
+    blocks: the runs, their order and every bad line's number are those of one
+    process reading the file in one block."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    lines = _mixed_lines(3, 5000, _BAD_LINES)
+    (folder / "a.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    (folder / "b.jsonl").write_bytes(b"\n".join(_mixed_lines(4, 3000, _BAD_LINES)) + b"\n")
+
+    def read(parallel: bool) -> tuple[dict[str, tuple[list[Any], ...]], list[Any]]:
+        monkeypatch.setattr(runcache, "_PARALLEL_BYTES", 1000 if parallel else 1 << 40)
+        monkeypatch.setattr(runcache, "_BLOCK", 5000 if parallel else 1 << 30)
+        monkeypatch.setattr(runcache.os, "cpu_count", lambda: 3)
+        runs = runcache.load_runs(folder)
+        return ({name: (list(c.ts), list(c.score), list(c.fail), list(c.ids), c.last_fail)
+                 for name, c in runs.skills.items()}, runs.warnings)
+
+    parallel, one = read(True), read(False)
+    assert parallel == one
+    assert [w.line for w in one[1] if w.file.endswith("a.jsonl")] == _reference(lines)[1]
+    assert sum(len(c[0]) for c in one[0].values()) > 7000
