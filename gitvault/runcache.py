@@ -4,7 +4,8 @@
 (runlog.py), reporting bad lines instead of crashing. The parse is cached and
 validated against every file's identity, size, times and tail bytes: files that
 only grew are read from where the cache stopped; anything else is read again.
-Large files are parsed by one worker process per core.
+Large files are split over the cores: the reading process parses one range,
+forked workers the others.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ CACHE_NAME = "runs-cache.bin"
 _CACHE_VERSION = 2
 _TAIL = 4096  # bytes before a cached size that must be unchanged for an append-only read
 _BLOCK = 1 << 20
-_PARALLEL_BYTES = 4 << 20  # files larger than this (about 25k runs) are parsed by one process per core
+_PARALLEL_BYTES = 4 << 20  # files larger than this (about 25k runs) are split over the cores
 
 
 def _tail_hash(fh: Any, size: int) -> str:
@@ -69,8 +70,9 @@ def _split_points(fh: Any, start: int, end: int, pieces: int) -> list[int]:
 def _read_file(path: Path, start: int, first_line: int, runs: Runs
                ) -> tuple[dict[str, SkillColumns], FileState]:
     """Parse the complete lines of ``path`` from byte ``start``; an unterminated last
-    line (a write in progress) is left for the next read. Large files are parsed by
-    one worker process per core, each on its own byte range."""
+    line (a write in progress) is left for the next read. A large file is split into
+    one byte range per core (at most 4): forked workers parse all but the first,
+    which this process parses meanwhile."""
     name = str(path)
     with open(path, "rb") as fh:
         info = os.fstat(fh.fileno())
