@@ -15,6 +15,8 @@ import itertools
 import json
 import os
 import struct
+from bisect import bisect_right
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,46 +59,92 @@ def _parse_range(path: str, start: int, end: int) -> tuple[dict[str, SkillColumn
     return part, runs, lines
 
 
-def _split_points(fh: Any, start: int, end: int, pieces: int) -> list[int]:
-    points = [start]
-    for k in range(1, pieces):
-        fh.seek(start + (end - start) * k // pieces)
-        fh.readline()
-        points.append(max(fh.tell(), points[-1]))
-    points.append(end)
-    return points
+@dataclass
+class _Plan:
+    """One file to read: bytes [start, end) (end: after its last complete line)."""
+
+    path: str
+    info: os.stat_result
+    start: int
+    end: int
+    first_line: int  # lines before ``start``
 
 
-def _read_file(path: Path, start: int, first_line: int, runs: Runs
-               ) -> tuple[dict[str, SkillColumns], FileState]:
-    """Parse the complete lines of ``path`` from byte ``start``; an unterminated last
-    line (a write in progress) is left for the next read. A large file is split into
-    one byte range per core (at most 4): forked workers parse all but the first,
-    which this process parses meanwhile."""
-    name = str(path)
-    with open(path, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        size = info.st_size
-        fh.seek(max(start, size - _BLOCK))
-        tail = fh.read()
-        end = size - len(tail) + tail.rfind(b"\n") + 1 if b"\n" in tail else start
-        end = max(end, start)
-        workers = min(os.cpu_count() or 1, 4) if end - start > _PARALLEL_BYTES else 1
-        points = _split_points(fh, start, end, workers)
-    ranges = [(name, a, b) for a, b in itertools.pairwise(points) if b > a]
-    if len(ranges) > 1:  # the others go to forked workers; this process parses the first
+def _plan(path: str, start: int, first_line: int) -> _Plan | None:
+    """What to read of ``path`` from byte ``start`` (None if it vanished since listed).
+    An unterminated last line (a write in progress) is left for the next read."""
+    try:
+        with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            fh.seek(max(start, info.st_size - _BLOCK))
+            tail = fh.read()
+    except OSError:
+        return None
+    cut = tail.rfind(b"\n") + 1
+    end = max(info.st_size - len(tail) + cut, start) if cut else start
+    return _Plan(path, info, start, end, first_line)
+
+
+def _shares(plans: list[_Plan], workers: int) -> list[list[tuple[int, int, int]]]:
+    """Split the bytes of all plans into ``workers`` shares of about equal size, cut at
+    line starts; each share is a list of (plan index, start, end)."""
+    total = sum(p.end - p.start for p in plans)
+    cuts = [total * k // workers for k in range(1, workers)]
+    shares: list[list[tuple[int, int, int]]] = [[] for _ in range(workers)]
+    before = 0  # bytes of the plans before this one
+    for index, plan in enumerate(plans):
+        points = [plan.start]
+        inside = [c - before + plan.start for c in cuts if plan.start < c - before + plan.start < plan.end]
+        if inside:
+            with open(plan.path, "rb") as fh:
+                for local in inside:
+                    fh.seek(local)
+                    fh.readline()
+                    points.append(min(max(fh.tell(), points[-1]), plan.end))
+        points.append(plan.end)
+        for a, b in itertools.pairwise(points):
+            if b > a:
+                shares[bisect_right(cuts, a - plan.start + before)].append((index, a, b))
+        before += plan.end - plan.start
+    return [share for share in shares if share]
+
+
+def _read_files(requests: list[tuple[str, int, int]], runs: Runs
+                ) -> list[tuple[dict[str, SkillColumns], FileState]]:
+    """Parse each (path, start byte, lines before it) to the end of its last complete
+    line; bad lines go to ``runs.warnings``. Returns per-file columns and the state to
+    cache, for the files that still exist. When there is more than a few MB to read,
+    the bytes of all files together are split into one share per core (at most 4):
+    forked workers parse all shares but the first, which this process parses meanwhile."""
+    plans = [plan for plan in (_plan(*request) for request in requests) if plan is not None]
+    total = sum(p.end - p.start for p in plans)
+    workers = min(os.cpu_count() or 1, 4) if total > _PARALLEL_BYTES else 1
+    shares = _shares(plans, workers)
+    jobs = [(index, plans[index].path, a, b) for share in shares for index, a, b in share]
+    if len(shares) > 1:  # one task per range, so each result crosses the pipe on its own
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(len(ranges) - 1,
+        with ProcessPoolExecutor(len(shares) - 1,
                                  mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_parse_range, *r) for r in ranges[1:]]
-            results = [_parse_range(*ranges[0])] + [f.result() for f in futures]
+            futures = [pool.submit(_parse_range, *job[1:]) for job in jobs[len(shares[0]):]]
+            results = [_parse_range(*job[1:]) for job in jobs[:len(shares[0])]]
+            results += [future.result() for future in futures]
     else:
-        results = [_parse_range(*r) for r in ranges]
+        results = [_parse_range(*job[1:]) for job in jobs]
+    pieces: list[list[tuple[int, tuple[dict[str, SkillColumns], Runs, int]]]] = [[] for _ in plans]
+    for (index, _, a, _), result in zip(jobs, results, strict=True):
+        pieces[index].append((a, result))
+    return [_combine(plan, sorted(mine, key=lambda item: item[0]), runs)
+            for plan, mine in zip(plans, pieces, strict=True)]
+
+
+def _combine(plan: _Plan, pieces: list[tuple[int, tuple[dict[str, SkillColumns], Runs, int]]],
+             runs: Runs) -> tuple[dict[str, SkillColumns], FileState]:
+    """One file's ranges, in byte order, as one part and its cache state."""
     part: dict[str, SkillColumns] = {}
-    lines = first_line
-    for piece, found, count in results:
+    lines = plan.first_line
+    for _, (piece, found, count) in pieces:
         runs.warnings.extend(LineWarning(w.file, w.line + lines, w.reason) for w in found.warnings)
         lines += count
         for skill, cols in piece.items():
@@ -105,10 +153,11 @@ def _read_file(path: Path, start: int, first_line: int, runs: Runs
                 part[skill] = cols
                 continue
             mine.extend(cols)
-    with open(path, "rb") as fh:
-        state = FileState(name, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
-                          end, lines, _tail_hash(fh, end))
-    return part, state
+    info = plan.info
+    with open(plan.path, "rb") as fh:
+        tail = _tail_hash(fh, plan.end)
+    return part, FileState(plan.path, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
+                           plan.end, lines, tail)
 
 
 def _unchanged_prefix(state: FileState) -> bool:
@@ -146,12 +195,9 @@ def load_runs(folder: Path, cache_file: Path | None = None) -> Runs:
                 _save_cache(cache_file, runs)
             return runs
     runs = Runs()
-    parts = []
-    for path in paths:
-        part, state = _read_file(Path(path), 0, 0, runs)
-        parts.append(part)
-        runs.files.append(state)
-    runs.skills = merge(parts)
+    read = _read_files([(path, 0, 0) for path in paths], runs)
+    runs.files = [state for _, state in read]
+    runs.skills = merge([part for part, _ in read])
     if cache_file is not None:
         _save_cache(cache_file, runs)
     return runs
@@ -166,20 +212,20 @@ def _refresh(cached: Runs, paths: list[str]) -> Runs | None:
         return None
     if all(path in known and _untouched(known[path]) for path in paths):
         return cached
-    states, parts = [], []
-    fresh = Runs(warnings=list(cached.warnings))
+    kept, requests = [], []
     for path in paths:
         state = known.get(path)
         if state is not None and _untouched(state):
-            states.append(state)
-            continue
-        if state is not None and not _unchanged_prefix(state):
+            kept.append(state)
+        elif state is not None and not _unchanged_prefix(state):
             return None
-        part, new_state = _read_file(Path(path), state.size if state else 0,
-                                     state.lines if state else 0, fresh)
-        parts.append(part)
-        states.append(new_state)
-    added = merge(parts)
+        else:
+            requests.append((path, state.size if state else 0, state.lines if state else 0))
+    fresh = Runs(warnings=list(cached.warnings))
+    read = _read_files(requests, fresh)
+    order = {path: k for k, path in enumerate(paths)}
+    states = sorted(kept + [state for _, state in read], key=lambda st: order[st.path])
+    added = merge([part for part, _ in read])
     skills = cached.skills
     for name, cols in added.items():
         old = skills.get(name)

@@ -10,7 +10,7 @@ import hashlib
 import json
 import math
 from array import array
-from collections.abc import Iterator
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import islice
@@ -302,10 +302,10 @@ def _why_not_json(raw: bytes) -> str:
 
 def _take(cols: SkillColumns, order: list[int]) -> SkillColumns:
     out = SkillColumns(last_fail=cols.last_fail, last_fail_ms=cols.last_fail_ms)
-    out.ts = array("q", (cols.ts[i] for i in order))
-    out.score = array("d", (cols.score[i] for i in order))
-    out.fail = bytearray(cols.fail[i] for i in order)
-    out.ids = array("q", (cols.ids[i] for i in order)) if cols.ids else array("q")
+    out.ts = array("q", map(cols.ts.__getitem__, order))
+    out.score = array("d", map(cols.score.__getitem__, order))
+    out.fail = bytearray(map(cols.fail.__getitem__, order))
+    out.ids = array("q", map(cols.ids.__getitem__, order)) if cols.ids else array("q")
     return out
 
 
@@ -328,17 +328,45 @@ def _dedup(cols: SkillColumns) -> SkillColumns:
     return cols if len(keep) == len(cols) else _take(cols, keep)
 
 
-def _keyed(cols: SkillColumns, part: int) -> Iterator[tuple[int, int, int]]:
-    """(ts, part, position) of each run, for a k-way merge that keeps ties in order."""
-    for position, ms in enumerate(cols.ts):
-        yield ms, part, position
+def _sorted(cols: SkillColumns) -> SkillColumns:
+    """The runs by ts; a stable sort, so ties keep their order."""
+    out = _take(cols, sorted(range(len(cols)), key=cols.ts.tolist().__getitem__))
+    out.ordered = True
+    return out
+
+
+def _slice(cols: SkillColumns, start: int, end: int) -> SkillColumns:
+    return SkillColumns(ts=cols.ts[start:end], score=cols.score[start:end],
+                        fail=cols.fail[start:end], ids=cols.ids[start:end])
+
+
+_CHUNK = 1 << 14
+
+
+def _merge_sorted(pieces: list[SkillColumns]) -> SkillColumns:
+    """Pieces sorted by ts (in file order) → one, by ts, ties in piece order. It goes
+    a range of ts values at a time (a stable sort of about _CHUNK runs from each
+    piece), which keeps the work in cache and the index lists small."""
+    bounds = sorted({piece.ts[i] for piece in pieces for i in range(_CHUNK, len(piece), _CHUNK)})
+    out = SkillColumns()
+    starts = [0] * len(pieces)
+    for bound in [*bounds, None]:
+        chunk = SkillColumns()
+        for k, piece in enumerate(pieces):
+            end = len(piece) if bound is None else bisect_left(piece.ts, bound, starts[k])
+            if end > starts[k]:
+                chunk.extend(_slice(piece, starts[k], end))
+            starts[k] = end
+        out.extend(chunk if chunk.ordered else _sorted(chunk))
+    for piece in pieces:  # the later file's last failure wins a tie
+        if piece.last_fail is not None and piece.last_fail_ms >= out.last_fail_ms:
+            out.last_fail, out.last_fail_ms = piece.last_fail, piece.last_fail_ms
+    return out
 
 
 def merge(parts: list[dict[str, SkillColumns]]) -> dict[str, SkillColumns]:
     """Per-file columns (in file order) → per-skill columns in reader order: by ts,
     ties in file order then line order. Parts are consumed to bound memory."""
-    import heapq
-
     names: dict[str, tuple[int, int]] = {}
     for index, part in enumerate(parts):
         for name, cols in part.items():
@@ -347,26 +375,9 @@ def merge(parts: list[dict[str, SkillColumns]]) -> dict[str, SkillColumns]:
                 names[name] = key
     merged: dict[str, SkillColumns] = {}
     for name in sorted(names, key=names.__getitem__) if len(parts) > 1 else list(names):
-        pieces = [part.pop(name) for part in parts if name in part]
-        pieces = [p if p.ordered else _take(p, sorted(range(len(p)), key=p.ts.__getitem__))
-                  for p in pieces]
-        if len(pieces) == 1:
-            cols = pieces[0]
-        else:
-            cols = SkillColumns()
-            streams = [_keyed(piece, k) for k, piece in enumerate(pieces)]
-            for ms, k, i in heapq.merge(*streams):
-                piece = pieces[k]
-                cols.ts.append(ms)
-                cols.score.append(piece.score[i])
-                cols.fail.append(piece.fail[i])
-                cols.ids.append(piece.id_at(i))
-            best = max(pieces, key=lambda p: p.last_fail_ms)
-            for piece in pieces:  # ties: the later file wins
-                if piece.last_fail_ms == best.last_fail_ms and piece.last_fail:
-                    best = piece
-            cols.last_fail, cols.last_fail_ms = best.last_fail, best.last_fail_ms
-        cols.ordered = True
+        pieces = [piece if piece.ordered else _sorted(piece)
+                  for piece in (part.pop(name) for part in parts if name in part)]
+        cols = pieces[0] if len(pieces) == 1 else _merge_sorted(pieces)
         cols.compact()
         merged[name] = _dedup(cols)
     return merged

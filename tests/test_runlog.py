@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gitvault import runcache
+from gitvault import runcache, runlog
 from gitvault.health import fixed3
 from gitvault.runlog import Runs, SkillColumns, _ident, _parse_ms, check_run, parse_block, ts_ms
 
@@ -150,3 +150,40 @@ def test_parallel_read_equals_one_process_read(tmp_path: Path, monkeypatch: pyte
     assert parallel == one
     assert [w.line for w in one[1] if w.file.endswith("a.jsonl")] == _reference(lines)[1]
     assert sum(len(c[0]) for c in one[0].values()) > 7000
+
+
+def test_merge_orders_by_ts_then_file_then_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per-file columns, some out of order and full of equal timestamps, merged a few
+    runs at a time: the result is one stable sort by ts of the files in order, and the
+    last failure is the latest one (the later file's on a tie)."""
+    monkeypatch.setattr(runlog, "_CHUNK", 7)
+    rng = random.Random(8)
+    parts: list[dict[str, SkillColumns]] = []
+    rows: dict[str, list[tuple[int, float, int]]] = {}
+    for _ in range(5):
+        part: dict[str, SkillColumns] = {}
+        for name in rng.sample(["a", "b", "c"], rng.randrange(1, 4)):
+            cols = part[name] = SkillColumns()
+            stamps = [rng.randrange(0, 40) for _ in range(rng.randrange(1, 120))]
+            if rng.random() < 0.6:
+                stamps.sort()
+            for ms in stamps:
+                score, failed = rng.random(), rng.random() < 0.3
+                cols.ts.append(ms)
+                cols.score.append(score)
+                cols.fail.append(failed)
+                if failed and ms >= cols.last_fail_ms:
+                    cols.last_fail, cols.last_fail_ms = f"t{ms}-{len(parts)}", ms
+                rows.setdefault(name, []).append((ms, score, failed))
+            cols.ordered = stamps == sorted(stamps)
+        parts.append(part)
+    last_fail = {name: max(((c.last_fail_ms, k, c.last_fail) for k, p in enumerate(parts)
+                            for n, c in p.items() if n == name and c.last_fail), default=None)
+                 for name in rows}
+    merged = runlog.merge(parts)
+    assert set(merged) == set(rows)
+    for name, cols in merged.items():
+        assert list(zip(cols.ts, cols.score, cols.fail, strict=True)) == \
+            sorted(rows[name], key=lambda row: row[0]), name
+        best = last_fail[name]
+        assert cols.last_fail == (best[2] if best else None)
