@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.peer import GEN_RUNS, gitvault_cli, measure, median, peer_cli, table
+from bench.peer import GEN_RUNS, gitvault_cli, gitvault_env, measure, median, peer_cli, table
 
 END = "2026-11-30T12:00:00.000Z"
 FROZEN = "2026-11-30 12:00:00"
@@ -65,7 +65,7 @@ def setup(count: int) -> tuple[Path, Path]:
 
 
 def env_for_gitvault() -> dict[str, str]:
-    return {**os.environ, "GITVAULT_NOW": END, "GITVAULT_NODE": "bench"}
+    return gitvault_env(GITVAULT_NOW=END, GITVAULT_NODE="bench")
 
 
 def run_peer(peer_dir: Path, *args: str) -> tuple[float, int, bytes]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from peer import BENCH, gitvault_cli, measure, median, peer_cli, table
+from peer import gitvault_cli, gitvault_env, measure, median, peer_cli, table
 
 from gitvault.paths import VaultLayout
 from gitvault.queue_import import import_bus_queue
@@ -44,11 +43,7 @@ FAST_NAME = "gitvault try_run"
 
 
 def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONDONTWRITEBYTECODE",) and not k.startswith("GITVAULT_")}
-    env.update({"PYTHONPYCACHEPREFIX": str(BENCH / "out" / "pycache"), "GITVAULT_NODE": "bench",
-                "GIT_CONFIG_NOSYSTEM": "1"})
-    return env
+    return gitvault_env(GITVAULT_NODE="bench", GIT_CONFIG_NOSYSTEM="1")
 
 
 def write_peer_queue(data_dir: Path, queued: int, finished: int = 0, seed: int = 7) -> list[str]:

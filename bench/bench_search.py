@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402
 
+from bench.peer import gitvault_env  # noqa: E402
 from gitvault import retrieval  # noqa: E402
 from gitvault.search import rank_skills, refresh_index  # noqa: E402
 from gitvault.search.index import INDEX_FILE  # noqa: E402
@@ -120,8 +121,8 @@ class Setup:
         cache = self.vault.layout.cache
         assert cache is not None
         self.cache = cache
-        self.env = {**os.environ, "GITVAULT_NODE": "bench", "HOME": str(work),
-                    "GIT_CONFIG_GLOBAL": str(work / ".gitconfig")}
+        self.env = gitvault_env(GITVAULT_NODE="bench", HOME=str(work),
+                                GIT_CONFIG_GLOBAL=str(work / ".gitconfig"))
         self.build = timed(lambda: refresh_index(self.skills, self.cache))
         self.edits = 0
 

@@ -38,6 +38,17 @@ def gitvault_cli() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "gitvault"]
 
 
+def gitvault_env(**extra: str) -> dict[str, str]:
+    """The environment gitvault is measured in: bytecode cached (an installed package has
+    it compiled; this sandbox's PYTHONDONTWRITEBYTECODE would recompile every module on
+    every run), no GITVAULT_* settings from the caller, then ``extra``."""
+    env = {k: v for k, v in os.environ.items()
+           if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("GITVAULT_")}
+    env["PYTHONPYCACHEPREFIX"] = str(BENCH / "out" / "pycache")
+    env.update(extra)
+    return env
+
+
 def _pss_kib(pid: int, fallback: int) -> int:
     """Proportional set size: pages shared with other processes (a forked worker and its
     parent) count once across them, not once per process."""

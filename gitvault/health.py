@@ -9,6 +9,7 @@ listed in the order JavaScript would list them as object keys.
 from __future__ import annotations
 
 import operator
+import sys
 from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -50,8 +51,14 @@ def js_number(value: float | None) -> float | int | None:
 
 
 def _seq_sum(values: Any) -> float:
-    """Left-to-right double sum (``sum()`` compensates on Python 3.12+; the peer does not)."""
+    """Left-to-right double sum, as the peer adds. ``sum()`` does exactly that in C up
+    to Python 3.11; from 3.12 it compensates, so the sum is done in Python there."""
+    if _PLAIN_SUM:
+        return sum(values, 0.0)
     return reduce(operator.add, values, 0.0)
+
+
+_PLAIN_SUM = sys.version_info < (3, 12)
 
 
 def _is_array_index(name: str) -> bool:
