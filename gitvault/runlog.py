@@ -186,23 +186,35 @@ def parse_block(data: bytes, path: str, first_line: int, runs: Runs,
     return line - first_line
 
 
+class _Batch:
+    """The skills one piece of lines appends to, and whether its runs came in ts order
+    (then each skill's new runs are in order too, and only the seams need a look)."""
+
+    __slots__ = ("appenders", "last", "ordered")
+
+    def __init__(self) -> None:
+        self.appenders: dict[str, tuple[Any, ...]] = {}
+        self.last = -(1 << 62)
+        self.ordered = True
+
+
 def _parse_records(records: list[_Run], piece: bytes, path: str, first_line: int,
                    runs: Runs, per_file: dict[str, SkillColumns]) -> None:
     """Append decoded records; one that decodes but is still not a run (an empty skill
     name, an unreadable ts) is reported with its line number and skipped."""
-    appenders: dict[str, tuple[Any, ...]] = {}
+    batch = _Batch()
     done = 0
-    while (bad := _append(records, done, per_file, appenders)) < len(records):
+    while (bad := _append(records, done, per_file, batch)) < len(records):
         lines = [n for n, raw in enumerate(piece.split(b"\n"), first_line + 1) if raw.strip()]
         runs.warnings.append(LineWarning(path, lines[bad], _why(records[bad])))
         done = bad + 1
-    _finish(appenders)
+    _finish(batch)
 
 
 def _parse_lines(lines: list[bytes], path: str, first_line: int, runs: Runs,
                  per_file: dict[str, SkillColumns]) -> None:
     """The slow path for a piece with a bad line: each line decoded on its own."""
-    appenders: dict[str, tuple[Any, ...]] = {}
+    batch = _Batch()
     for lineno, raw in enumerate(lines, first_line + 1):
         if not raw or raw.isspace():
             continue
@@ -211,39 +223,46 @@ def _parse_lines(lines: list[bytes], path: str, first_line: int, runs: Runs,
         except msgspec.DecodeError:
             runs.warnings.append(LineWarning(path, lineno, _problem(raw)))
             continue
-        if _append(record, 0, per_file, appenders) == 0:
+        if _append(record, 0, per_file, batch) == 0:
             runs.warnings.append(LineWarning(path, lineno, _why(record[0])))
-    _finish(appenders)
+    _finish(batch)
 
 
 def _append(records: list[_Run], start: int, per_file: dict[str, SkillColumns],
-            appenders: dict[str, tuple[Any, ...]]) -> int:
+            batch: _Batch) -> int:
     """The hot loop of ``health`` on a cold cache: append ``records[start:]`` to their
     skills' columns; returns the index of the first that is not a run (or the length).
     The decoder has already checked the types, that the skill name is not empty, and
     that the score is finite (it refuses numbers out of a float's range)."""
     fromiso, epoch, unit = _fromiso, _EPOCH, _MS
-    for record in islice(records, start, None) if start else records:
-        ts = record.ts
-        try:
-            ms = (fromiso(ts) - epoch) // unit
-        except (ValueError, TypeError):  # another ISO shape, or no zone
-            slow = ts_ms(ts)
-            if slow is None:
-                return records.index(record, start)  # an equal record earlier would have failed first
-            ms = slow
-        add = appenders.get(record.skill)
-        if add is None:
-            add = appenders[record.skill] = _appender(per_file, record.skill)
-        add[0](ms)
-        add[1](record.score)
-        failed = record.result == "fail"
-        add[2](failed)
-        if failed and ms >= add[3].last_fail_ms:
-            add[3].last_fail, add[3].last_fail_ms = ts, ms
-        if record.id:
-            _add_id(add[3], record.id)
-    return len(records)
+    appenders, last, ordered = batch.appenders, batch.last, batch.ordered
+    try:
+        for record in islice(records, start, None) if start else records:
+            ts = record.ts
+            try:
+                ms = (fromiso(ts) - epoch) // unit
+            except (ValueError, TypeError):  # another ISO shape, or no zone
+                slow = ts_ms(ts)
+                if slow is None:  # an equal record before it would have failed first:
+                    return records.index(record, start)
+                ms = slow
+            if ms < last:
+                ordered = False
+            last = ms
+            add = appenders.get(record.skill)
+            if add is None:
+                add = appenders[record.skill] = _appender(per_file, record.skill)
+            add[0](ms)
+            add[1](record.score)
+            failed = record.result == "fail"
+            add[2](failed)
+            if failed and ms >= add[3].last_fail_ms:
+                add[3].last_fail, add[3].last_fail_ms = ts, ms
+            if record.id:
+                _add_id(add[3], record.id)
+        return len(records)
+    finally:
+        batch.last, batch.ordered = last, ordered
 
 
 def _appender(per_file: dict[str, SkillColumns], skill: str) -> tuple[Any, ...]:
@@ -261,13 +280,17 @@ def _add_id(cols: SkillColumns, ident: Any) -> None:
         cols.ids.append(key)
 
 
-def _finish(appenders: dict[str, tuple[Any, ...]]) -> None:
-    """Pad id columns to full length and note whether the new runs kept ts order."""
-    for add in appenders.values():
+def _finish(batch: _Batch) -> None:
+    """Pad id columns to full length and note whether each skill's runs kept ts order."""
+    for add in batch.appenders.values():
         cols, before = add[3], add[4]
         if cols.ids and len(cols.ids) < len(cols.ts):
             cols.ids.extend(array("q", bytes(8 * (len(cols.ts) - len(cols.ids)))))
-        if cols.ordered:
+        if not cols.ordered:
+            continue
+        if batch.ordered:  # the new runs are in order: only the seam with the older ones
+            cols.ordered = before == 0 or cols.ts[before - 1] <= cols.ts[before]
+        else:
             new = cols.ts[max(before - 1, 0):].tolist()
             cols.ordered = new == sorted(new)
 
