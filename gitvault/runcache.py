@@ -1,9 +1,10 @@
 """Reading the runs logs, with an incremental cache under ``.git/gitvault/``.
 
 ``load_runs`` reads every ``*.jsonl`` under ``logs/runs/`` into per-skill columns
-(runlog.py), reporting bad lines instead of crashing. The parse is cached and
-validated against every file's identity, size, times and tail bytes: files that
-only grew are read from where the cache stopped; anything else is read again.
+(runparse.py, runlog.py), reporting bad lines instead of crashing. The parse is
+cached and validated against every file's identity, size, times and tail bytes:
+files that only grew are read from where the cache stopped; anything else is read
+again.
 Large files are split over the cores: the reading process parses one range,
 forked workers the others.
 """
@@ -21,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from gitvault.jsonl import LineWarning
-from gitvault.runlog import FileState, Runs, SkillColumns, merge, parse_block
+from gitvault.runlog import FileState, Runs, SkillColumns, merge
+from gitvault.runparse import parse_block
 
 CACHE_NAME = "runs-cache.bin"
 _CACHE_VERSION = 2

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gitvault"
 LAYERS: list[set[str]] = [
     {"errors", "clock", "paths", "config"},
     {"redact", "jsonl", "skills", "gitrepo", "queue_state", "queue_rules", "queue_log", "dag",
-     "runlog", "runcache", "runrecord"},
+     "runlog", "runparse", "runcache", "runrecord"},
     {"versions", "search", "health", "queue", "queue_import", "gate", "watch"},
     {"curator", "hooks", "doctor", "dashboard"},
     {"vault"},
@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
      "__main__", "__init__"},
 ]
 OWNERS = {"click": {"cli"}, "frontmatter": {"skills"}, "git": {"gitrepo"},
-          "yaml": {"config", "skills"}, "mcp": {"mcp_server"}, "msgspec": {"runlog"},
+          "yaml": {"config", "skills"}, "mcp": {"mcp_server"}, "msgspec": {"runparse"},
           "rich": {"dashboard"}}
 
 

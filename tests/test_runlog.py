@@ -15,7 +15,8 @@ import pytest
 
 from gitvault import runcache, runlog
 from gitvault.health import fixed3
-from gitvault.runlog import Runs, SkillColumns, _ident, _parse_ms, check_run, parse_block, ts_ms
+from gitvault.runlog import Runs, SkillColumns, _parse_ms, check_run, id_key, ts_ms
+from gitvault.runparse import parse_block
 
 
 def _reference(lines: list[bytes]) -> tuple[dict[str, list[tuple[int, float, int, int]]], list[int]]:
@@ -37,7 +38,7 @@ def _reference(lines: list[bytes]) -> tuple[dict[str, list[tuple[int, float, int
         ms = ts_ms(record["ts"])
         assert ms is not None
         skills.setdefault(record["skill"], []).append(
-            (ms, float(record["score"]), int(record["result"] == "fail"), _ident(record.get("id"))))
+            (ms, float(record["score"]), int(record["result"] == "fail"), id_key(record.get("id"))))
     return skills, bad
 
 
