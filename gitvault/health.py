@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 import sys
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -171,6 +172,22 @@ class LifecycleRules:
     @classmethod
     def from_config(cls, section: Any) -> LifecycleRules:
         return cls(section.stale_after_days, section.stale_failure_rate, section.min_outcomes)
+
+
+def skill_usage(events: Iterable[dict[str, Any]]
+                ) -> tuple[dict[str, str], dict[str, list[tuple[str, bool]]]]:
+    """From ``events`` records: each skill's last injection (ts) and its outcomes
+    (ts, success) in record order. Skill refs may carry ``@vN``."""
+    last_inject: dict[str, str] = {}
+    outcomes: dict[str, list[tuple[str, bool]]] = {}
+    for record in events:
+        op = record.get("op")
+        for name in (str(ref).split("@")[0] for ref in record.get("skills") or []):
+            if op == "inject":
+                last_inject[name] = record["ts"]
+            elif op == "outcome":
+                outcomes.setdefault(name, []).append((record["ts"], record.get("success") is True))
+    return last_inject, outcomes
 
 
 def stale_reason(last_used: datetime, successes: int, failures: int, now: datetime,

@@ -456,16 +456,7 @@ class Vault:
         rules = health.LifecycleRules.from_config(self.config.lifecycle)
         moment = now()
         events = self.scan("events")
-        last_inject: dict[str, str] = {}
-        outcomes: dict[str, list[tuple[str, bool]]] = {}
-        for record in events.records:
-            op = record.get("op")
-            names = [str(ref).split("@")[0] for ref in record.get("skills") or []]
-            for name in names:
-                if op == "inject":
-                    last_inject[name] = record["ts"]
-                elif op == "outcome":
-                    outcomes.setdefault(name, []).append((record["ts"], record.get("success") is True))
+        last_inject, outcomes = health.skill_usage(events.records)
         skipped: list[str] = []
         changes = []
         for skill in self.iter_skills(include_archived=False, skipped=skipped):
