@@ -26,7 +26,7 @@ from gitvault.runlog import FileState, Runs, SkillColumns, merge
 from gitvault.runparse import parse_block
 
 CACHE_NAME = "runs-cache.bin"
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3  # 3: ids other than ULIDs key by a hash of the whole id
 _TAIL = 4096  # bytes before a cached size that must be unchanged for an append-only read
 _BLOCK = 1 << 20
 _PARALLEL_BYTES = 4 << 20  # files larger than this (about 25k runs) are split over the cores
@@ -38,24 +38,32 @@ def _tail_hash(fh: Any, size: int) -> str:
     return hashlib.sha256(fh.read(size - start)).hexdigest()
 
 
-def _parse_range(path: str, start: int, end: int) -> tuple[dict[str, SkillColumns], Runs, int]:
-    """Parse the complete lines in bytes [start, end) of ``path`` (both at line starts,
-    except that an unterminated last line is left unparsed)."""
+def _parse_range(path: str, start: int, end: int
+                 ) -> tuple[dict[str, SkillColumns], Runs, int] | None:
+    """Parse the lines in bytes [start, end) of ``path`` (both at line starts); None if
+    the file is gone. A line longer than a block is gathered, not copied per block."""
     part: dict[str, SkillColumns] = {}
     runs = Runs()
-    lines, carry, offset = 0, b"", start
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        while offset < end:
-            chunk = fh.read(min(_BLOCK, end - offset))
-            if not chunk:
-                break
-            offset += len(chunk)
-            buffer = carry + chunk
-            cut = buffer.rfind(b"\n") + 1
-            if cut:
-                lines += parse_block(buffer[:cut], path, lines, runs, part)
-            carry = buffer[cut:]
+    lines, offset, pending = 0, start, list[bytes]()
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            while offset < end:
+                chunk = fh.read(min(_BLOCK, end - offset))
+                if not chunk:
+                    break
+                offset += len(chunk)
+                cut = chunk.rfind(b"\n") + 1
+                if not cut:
+                    pending.append(chunk)
+                    continue
+                block = b"".join([*pending, chunk[:cut]]) if pending else chunk[:cut]
+                lines += parse_block(block, path, lines, runs, part)
+                pending = [chunk[cut:]]
+    except OSError:
+        return None
+    if offset < end:  # the file shrank since it was planned
+        return None
     for cols in part.values():
         cols.compact()
     return part, runs, lines
@@ -73,18 +81,23 @@ class _Plan:
 
 
 def _plan(path: str, start: int, first_line: int) -> _Plan | None:
-    """What to read of ``path`` from byte ``start`` (None if it vanished since listed).
-    An unterminated last line (a write in progress) is left for the next read."""
+    """What to read of ``path`` from byte ``start`` (None if it vanished since listed):
+    up to the end of its last complete line as of now, so that a write in progress is
+    left for the next read."""
     try:
         with open(path, "rb") as fh:
             info = os.fstat(fh.fileno())
-            fh.seek(max(start, info.st_size - _BLOCK))
-            tail = fh.read()
+            end = info.st_size
+            while end > start:  # back a block at a time to the last newline
+                at = max(start, end - _BLOCK)
+                fh.seek(at)
+                cut = fh.read(end - at).rfind(b"\n")
+                if cut >= 0:
+                    return _Plan(path, info, start, at + cut + 1, first_line)
+                end = at
     except OSError:
         return None
-    cut = tail.rfind(b"\n") + 1
-    end = max(info.st_size - len(tail) + cut, start) if cut else start
-    return _Plan(path, info, start, end, first_line)
+    return _Plan(path, info, start, start, first_line)
 
 
 def _shares(plans: list[_Plan], workers: int) -> list[list[tuple[int, int, int]]]:
@@ -97,12 +110,14 @@ def _shares(plans: list[_Plan], workers: int) -> list[list[tuple[int, int, int]]
     for index, plan in enumerate(plans):
         points = [plan.start]
         inside = [c - before + plan.start for c in cuts if plan.start < c - before + plan.start < plan.end]
-        if inside:
+        try:
             with open(plan.path, "rb") as fh:
                 for local in inside:
                     fh.seek(local)
                     fh.readline()
                     points.append(min(max(fh.tell(), points[-1]), plan.end))
+        except OSError:
+            pass  # gone: its reader will find out
         points.append(plan.end)
         for a, b in itertools.pairwise(points):
             if b > a:
@@ -115,9 +130,10 @@ def _read_files(requests: list[tuple[str, int, int]], runs: Runs
                 ) -> list[tuple[dict[str, SkillColumns], FileState]]:
     """Parse each (path, start byte, lines before it) to the end of its last complete
     line; bad lines go to ``runs.warnings``. Returns per-file columns and the state to
-    cache, for the files that still exist. When there is more than a few MB to read,
-    the bytes of all files together are split into one share per core (at most 4):
-    forked workers parse all shares but the first, which this process parses meanwhile."""
+    cache, for the files still there and not shrunk meanwhile. When there is more than
+    a few MB to read, the bytes of all files together are split into one share per
+    core (at most 4): forked workers parse all shares but the first, which this
+    process parses meanwhile."""
     plans = [plan for plan in (_plan(*request) for request in requests) if plan is not None]
     total = sum(p.end - p.start for p in plans)
     workers = min(os.cpu_count() or 1, 4) if total > _PARALLEL_BYTES else 1
@@ -135,15 +151,22 @@ def _read_files(requests: list[tuple[str, int, int]], runs: Runs
     else:
         results = [_parse_range(*job[1:]) for job in jobs]
     pieces: list[list[tuple[int, tuple[dict[str, SkillColumns], Runs, int]]]] = [[] for _ in plans]
+    gone = set()
     for (index, _, a, _), result in zip(jobs, results, strict=True):
-        pieces[index].append((a, result))
-    return [_combine(plan, sorted(mine, key=lambda item: item[0]), runs)
-            for plan, mine in zip(plans, pieces, strict=True)]
+        if result is None:
+            gone.add(index)
+        else:
+            pieces[index].append((a, result))
+    combined = [_combine(plan, sorted(mine, key=lambda item: item[0]), runs)
+                for index, (plan, mine) in enumerate(zip(plans, pieces, strict=True))
+                if index not in gone]
+    return [item for item in combined if item is not None]
 
 
 def _combine(plan: _Plan, pieces: list[tuple[int, tuple[dict[str, SkillColumns], Runs, int]]],
-             runs: Runs) -> tuple[dict[str, SkillColumns], FileState]:
-    """One file's ranges, in byte order, as one part and its cache state."""
+             runs: Runs) -> tuple[dict[str, SkillColumns], FileState] | None:
+    """One file's ranges, in byte order, as one part and its cache state (None if the
+    file is gone)."""
     part: dict[str, SkillColumns] = {}
     lines = plan.first_line
     for _, (piece, found, count) in pieces:
@@ -156,8 +179,11 @@ def _combine(plan: _Plan, pieces: list[tuple[int, tuple[dict[str, SkillColumns],
                 continue
             mine.extend(cols)
     info = plan.info
-    with open(plan.path, "rb") as fh:
-        tail = _tail_hash(fh, plan.end)
+    try:
+        with open(plan.path, "rb") as fh:
+            tail = _tail_hash(fh, plan.end)
+    except OSError:
+        return None
     return part, FileState(plan.path, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
                            plan.end, lines, tail)
 
@@ -207,38 +233,40 @@ def load_runs(folder: Path, cache_file: Path | None = None) -> Runs:
 
 def _refresh(cached: Runs, paths: list[str]) -> Runs | None:
     """Bring a cached parse up to date by reading only appended bytes; None when the
-    cache cannot be trusted that way (a file shrank, changed, vanished, or new runs are
-    not later than the cached ones)."""
+    cache cannot be trusted that way: a file appeared, vanished, shrank or changed, new
+    runs are not later than the cached ones, or a skill is new (the order of skills,
+    which the output keeps, is then the one a full read gives)."""
     known = {state.path: state for state in cached.files}
-    if any(path not in paths for path in known):
+    if sorted(known) != sorted(paths):
         return None
-    if all(path in known and _untouched(known[path]) for path in paths):
+    if all(_untouched(known[path]) for path in paths):
         return cached
     kept, requests = [], []
     for path in paths:
-        state = known.get(path)
-        if state is not None and _untouched(state):
+        state = known[path]
+        if _untouched(state):
             kept.append(state)
-        elif state is not None and not _unchanged_prefix(state):
+        elif not _unchanged_prefix(state):
             return None
         else:
-            requests.append((path, state.size if state else 0, state.lines if state else 0))
+            requests.append((path, state.size, state.lines))
     fresh = Runs(warnings=list(cached.warnings))
     read = _read_files(requests, fresh)
+    if len(read) < len(requests):
+        return None  # a file went away while it was read
     order = {path: k for k, path in enumerate(paths)}
     states = sorted(kept + [state for _, state in read], key=lambda st: order[st.path])
     added = merge([part for part, _ in read])
     skills = cached.skills
+    if any(name not in skills for name in added):
+        return None
     for name, cols in added.items():
-        old = skills.get(name)
-        if old is None:
-            skills[name] = cols
-            continue
+        old = skills[name]
         if len(cols) and len(old) and cols.ts[0] <= old.ts[-1]:
             return None  # new runs interleave with cached ones: read everything again
         old.extend(cols)
     fresh.skills, fresh.files = skills, states
-    fresh.warnings.sort(key=lambda w: (paths.index(w.file) if w.file in paths else -1, w.line))
+    fresh.warnings.sort(key=lambda w: (order.get(w.file, -1), w.line))
     return fresh
 
 

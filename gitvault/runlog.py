@@ -112,13 +112,15 @@ class Runs:
 
 
 def id_key(ident: Any) -> int:
-    """A 63-bit key for dedup of records with an id (0 when there is none)."""
+    """A 63-bit key for dedup of records with an id (0 when there is none). A ULID
+    (gitvault's ids: 26 characters, the last 16 random) keys by its last 12
+    characters; any other id by a hash of all of it."""
     if not ident or type(ident) is not str:
         return 0
-    try:
+    if len(ident) == 26 and ident.isascii() and ident.isalnum():
         return int(ident[-12:], 36) or 1
-    except ValueError:
-        return int.from_bytes(hashlib.blake2b(ident.encode(), digest_size=8).digest(), "big") >> 1 or 1
+    digest = hashlib.blake2b(ident.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1 or 1
 
 
 def check_run(record: Any) -> str | None:

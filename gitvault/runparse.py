@@ -35,22 +35,46 @@ _PIECE = 64 << 10  # lines are decoded in pieces this size, so they stay in the 
 
 def parse_block(data: bytes, path: str, first_line: int, runs: Runs,
                 per_file: dict[str, SkillColumns]) -> int:
-    """Parse complete lines (``data`` ends with ``\\n``) into ``per_file``; returns the
-    number of lines read. Each piece is decoded in one call; a piece the decoder
-    refuses is read again line by line, so every bad line is reported with its number."""
+    """Parse complete lines (``data`` ends with ``\n``) into ``per_file``; returns the
+    number of lines read. A piece whose every line starts with ``{`` and ends with
+    ``}`` is decoded in one call; it must give one record per line (decode_lines reads
+    a stream of values, so two objects on a line, or one over two, would otherwise
+    pass). Any other piece, or one the decoder refuses, is read line by line, so every
+    bad line is reported with its number."""
     view = memoryview(data)
     start, line = 0, first_line
     while start < len(data):
         end = data.find(b"\n", start + _PIECE) + 1 or len(data)
-        try:
-            records = _decoder.decode_lines(view[start:end])
-        except msgspec.DecodeError:
+        count = data.count(b"\n", start, end)
+        records = _one_per_line(data, view, start, end, count)
+        if records is None:
             _parse_lines(data[start:end].split(b"\n"), path, line, runs, per_file)
         else:
-            _parse_records(records, data[start:end], path, line, runs, per_file)
-        line += data.count(b"\n", start, end)
+            _parse_records(records, path, line, runs, per_file)
+        line += count
         start = end
     return line - first_line
+
+
+def _one_per_line(data: bytes, view: memoryview, start: int, end: int, count: int
+                  ) -> list[_Run] | None:
+    """The records of lines [start, end), when each line is one object the decoder
+    takes; else None. Every line must start with ``{`` and end with ``}``: then no
+    value can span lines (it would need ``}`` then ``{`` with only a newline between),
+    and as many records as lines means exactly one per line."""
+    if not data.startswith(b"{", start):
+        return None
+    for newline in (b"\n", b"\r\n"):
+        if data.endswith(b"}" + newline, start, end) \
+                and data.count(b"}" + newline + b"{", start, end) == count - 1:
+            break
+    else:
+        return None
+    try:
+        records = _decoder.decode_lines(view[start:end])
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    return records if len(records) == count else None
 
 
 class _Batch:
@@ -65,31 +89,35 @@ class _Batch:
         self.ordered = True
 
 
-def _parse_records(records: list[_Run], piece: bytes, path: str, first_line: int,
-                   runs: Runs, per_file: dict[str, SkillColumns]) -> None:
-    """Append decoded records; one that decodes but is still not a run (an empty skill
-    name, an unreadable ts) is reported with its line number and skipped."""
+def _parse_records(records: list[_Run], path: str, first_line: int, runs: Runs,
+                   per_file: dict[str, SkillColumns]) -> None:
+    """Append the records of consecutive lines; one that decodes but is still not a run
+    (a timestamp no parser reads) is reported with its line number and skipped."""
     batch = _Batch()
     done = 0
     while (bad := _append(records, done, per_file, batch)) < len(records):
-        lines = [n for n, raw in enumerate(piece.split(b"\n"), first_line + 1) if raw.strip()]
-        runs.warnings.append(LineWarning(path, lines[bad], _why(records[bad])))
+        runs.warnings.append(LineWarning(path, first_line + 1 + bad, _why(records[bad])))
         done = bad + 1
     _finish(batch)
 
 
 def _parse_lines(lines: list[bytes], path: str, first_line: int, runs: Runs,
                  per_file: dict[str, SkillColumns]) -> None:
-    """The slow path for a piece with a bad line: each line decoded on its own."""
+    """The slow path: each line decoded on its own. A line the typed decoder refuses
+    is decoded again as plain JSON, and taken if it is a run all the same (a repeated
+    key whose last value is good, say)."""
     batch = _Batch()
     for lineno, raw in enumerate(lines, first_line + 1):
         if not raw or raw.isspace():
             continue
         try:
             record = [_decoder.decode(raw)]
-        except msgspec.DecodeError:
-            runs.warnings.append(LineWarning(path, lineno, _problem(raw)))
-            continue
+        except (msgspec.DecodeError, RecursionError):
+            plain, problem = _plain(raw)
+            if plain is None:
+                runs.warnings.append(LineWarning(path, lineno, problem))
+                continue
+            record = [plain]
         if _append(record, 0, per_file, batch) == 0:
             runs.warnings.append(LineWarning(path, lineno, _why(record[0])))
     _finish(batch)
@@ -167,13 +195,18 @@ def _why(record: _Run) -> str:
     return check_run(msgspec.structs.asdict(record)) or "not a run record"
 
 
-def _problem(raw: bytes) -> str:
-    """Why a line the decoder refused is not a run record."""
+def _plain(raw: bytes) -> tuple[_Run | None, str]:
+    """A line the typed decoder refused, as a record if plain JSON makes it a run;
+    else None and why not."""
     try:
         record = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
-        return _why_not_json(raw)
-    return check_run(record) or "not a run record"
+    except (msgspec.DecodeError, RecursionError):
+        return None, _why_not_json(raw)
+    problem = check_run(record)
+    if problem is not None:
+        return None, problem
+    return _Run(record["skill"], record["ts"], float(record["score"]), record["result"],
+                record.get("id")), ""
 
 
 def _why_not_json(raw: bytes) -> str:
@@ -185,4 +218,8 @@ def _why_not_json(raw: bytes) -> str:
         json.loads(text)
     except json.JSONDecodeError as exc:
         return f"invalid JSON: {exc.msg}"
-    return "invalid JSON"  # pragma: no cover - msgspec and json disagree
+    except RecursionError:
+        return "invalid JSON: nested too deeply"
+    except ValueError:  # an integer longer than Python converts (4,300 digits)
+        return "invalid JSON: a number too long to read"
+    return "not JSON that every reader takes (NaN, Infinity or a lone surrogate)"

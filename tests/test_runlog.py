@@ -188,3 +188,108 @@ def test_merge_orders_by_ts_then_file_then_line(monkeypatch: pytest.MonkeyPatch)
             sorted(rows[name], key=lambda row: row[0]), name
         best = last_fail[name]
         assert cols.last_fail == (best[2] if best else None)
+
+
+_GOOD = b'{"ts":"2026-11-29T10:00:00.000Z","skill":"s","result":"success","score":0.5}'
+_BAD_TS = b'{"ts":"2026-11-29T24:00:00Z","skill":"s","result":"fail","score":0.1}'
+
+
+@pytest.mark.parametrize("padding", [0, 3000])
+def test_a_line_holds_exactly_one_record(padding: int) -> None:
+    """Two objects on one line, or one object over two lines, are bad lines, and the
+    lines after them keep their numbers (alone in a piece, or among many good lines)."""
+    cases = [
+        ([_GOOD + b" " + _GOOD, _GOOD, _BAD_TS, _GOOD], [1, 3]),
+        ([_GOOD + b" " + _GOOD, _BAD_TS], [1, 2]),
+        ([_GOOD[:29], _GOOD[29:], _GOOD], [1, 2]),
+        ([_GOOD + _GOOD, _GOOD[:29], _GOOD[29:]], [1, 2, 3]),
+    ]
+    for lines, bad in cases:
+        data = b"\n".join([_GOOD] * padding + lines) + b"\n"
+        runs, per_file = Runs(), dict[str, SkillColumns]()
+        assert parse_block(data, "f", 0, runs, per_file) == padding + len(lines)
+        assert [w.line - padding for w in runs.warnings] == bad, lines
+        assert len(per_file.get("s", ())) == padding + len(lines) - len(bad)
+
+
+def test_hostile_lines_are_reported_not_raised() -> None:
+    """Deep nesting, a score longer than Python converts, NaN: a warning each. A repeated
+    key counts with its last value; a huge number or invalid UTF-8 in a field the
+    analysis does not read does not stop the run from counting (agent-skill-bus reads
+    all three that way)."""
+    head = _GOOD[:-1]
+    lines = [head + b',"notes":' + b"[" * 5000 + b"]" * 5000 + b"}",
+             head.replace(b'"score":0.5', b'"score":1' + b"0" * 5000) + b"}",
+             head + b',"n":1' + b"0" * 5000 + b"}",
+             head.replace(b"0.5", b"NaN") + b"}",
+             b'{"skill":"","ts":"2026-11-29T10:00:00Z","result":"fail","score":0.1,"skill":"s"}',
+             head + b',"notes":"\xff\xfe"}']
+    runs, per_file = Runs(), dict[str, SkillColumns]()
+    parse_block(b"\n".join(lines) + b"\n", "f", 0, runs, per_file)
+    assert [w.line for w in runs.warnings] == [1, 2, 4]
+    assert runs.warnings[0].reason == "invalid JSON: nested too deeply"
+    assert list(per_file["s"].fail) == [0, 1, 0]
+
+
+def _run_line(skill: str, ts: str, ident: str | None = None) -> str:
+    record = {"ts": ts, "skill": skill, "result": "success", "score": 0.5}
+    if ident:
+        record["id"] = ident
+    return json.dumps(record) + "\n"
+
+
+def test_a_long_write_in_progress_hides_only_itself(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runcache, "_BLOCK", 64)
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    done = "".join(_run_line("s", f"2026-11-29T10:00:0{i}Z") for i in range(3))
+    (folder / "a.jsonl").write_text(done + '{"ts":"2026-11-29T10:00:09Z","notes":"' + "x" * 500)
+    runs = runcache.load_runs(folder)
+    assert len(runs.skills["s"]) == 3 and runs.warnings == []
+    assert runs.files[0].size == len(done) and runs.files[0].lines == 3
+
+
+def test_a_file_that_vanishes_while_read_is_left_out(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(_run_line("a", "2026-11-29T10:00:00Z"))
+    (folder / "b.jsonl").write_text(_run_line("b", "2026-11-29T10:00:00Z"))
+    plan = runcache._plan
+
+    def plan_then_delete(path: str, start: int, first_line: int) -> Any:
+        planned = plan(path, start, first_line)
+        if path.endswith("b.jsonl"):
+            Path(path).unlink()
+        return planned
+
+    monkeypatch.setattr(runcache, "_plan", plan_then_delete)
+    runs = runcache.load_runs(folder)
+    assert list(runs.skills) == ["a"] and [Path(f.path).name for f in runs.files] == ["a.jsonl"]
+
+
+def test_distinct_ids_with_a_common_tail_both_count(tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    ts = "2026-11-29T10:00:00Z"
+    (folder / "a.jsonl").write_text(_run_line("s", ts, "agentA-000000000001"))
+    (folder / "b.jsonl").write_text(_run_line("s", ts, "agentB-000000000001") +
+                                    _run_line("s", ts, "agentA-000000000001"))
+    assert len(runcache.load_runs(folder).skills["s"]) == 2
+
+
+def test_skill_order_is_the_same_from_the_cache_and_from_scratch(tmp_path: Path) -> None:
+    folder, cache = tmp_path / "runs", tmp_path / "cache.bin"
+    folder.mkdir()
+    log = folder / "a.jsonl"
+    log.write_text(_run_line("late", "2026-11-29T12:00:00Z"))
+    runcache.load_runs(folder, cache)
+    with log.open("a") as fh:
+        fh.write(_run_line("early", "2026-11-29T09:00:00Z"))
+    (folder / "b.jsonl").write_text(_run_line("other", "2026-11-29T08:00:00Z"))
+    warm = list(runcache.load_runs(folder, cache).skills)
+    assert warm == list(runcache.load_runs(folder).skills)
+    with log.open("a") as fh:
+        fh.write(_run_line("newest", "2026-11-29T13:00:00Z") + _run_line("late", "2026-11-29T14:00:00Z"))
+    assert list(runcache.load_runs(folder, cache).skills) == list(runcache.load_runs(folder).skills)
