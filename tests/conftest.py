@@ -31,9 +31,10 @@ class Result:
         return [line for line in self.err.splitlines() if line.strip()]
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
+def isolated_env(tmp: Path) -> dict[str, str]:
+    """The environment of a CLI run under ``tmp``: its own HOME, no user or system git
+    config, no GITVAULT_* settings from outside, node ``test-node``."""
+    home = tmp / "home"
     home.mkdir()
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("GITVAULT_", "GIT_"))}
@@ -45,6 +46,11 @@ def env(tmp_path: Path) -> dict[str, str]:
         "PYTHONPATH": str(REPO),
     })
     return base
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return isolated_env(tmp_path)
 
 
 class Runner:
@@ -89,6 +95,15 @@ def vault(gv: Runner, tmp_path: Path) -> Path:
     gv.ok("init", str(root))
     gv.cwd = root
     return root
+
+
+def vault_runner(tmp: Path) -> Runner:
+    """The CLI in a fresh vault under ``tmp``: for module-scoped fixtures whose tests
+    share one vault."""
+    gv = Runner(isolated_env(tmp), tmp)
+    gv.ok("init", str(tmp / "vault"))
+    gv.cwd = tmp / "vault"
+    return gv
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

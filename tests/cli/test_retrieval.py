@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, Result, Runner, snapshot
+from tests.conftest import Result, Runner, snapshot, vault_runner
 
 
 def events(root: Path) -> list[dict[str, Any]]:
@@ -300,16 +299,7 @@ def test_corrupt_index_is_rebuilt_and_deleting_it_changes_nothing(gv: Runner, va
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Runner:
-    tmp = tmp_path_factory.mktemp("retrieval-errors")
-    home = tmp / "home"
-    home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITVAULT_", "GIT_"))}
-    env.update({"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-                "GIT_CONFIG_NOSYSTEM": "1", "GITVAULT_NODE": "test-node",
-                "PYTHONPATH": str(REPO)})
-    gv = Runner(env, tmp)
-    gv.ok("init", str(tmp / "vault"))
-    gv.cwd = tmp / "vault"
+    gv = vault_runner(tmp_path_factory.mktemp("retrieval-errors"))
     create(gv, "present", "Present skill about caching", "Cache it.")
     gv.ok("search", "caching")  # the index exists before each refusal
     return gv

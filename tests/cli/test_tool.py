@@ -4,14 +4,13 @@ run as a real subprocess against real git repositories."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import REPO, Result, Runner, snapshot
+from tests.conftest import Result, Runner, snapshot, vault_runner
 
 
 def front(path: Path) -> dict[str, Any]:
@@ -264,16 +263,7 @@ def test_list_returns_skills(gv: Runner, vault: Path) -> None:
 def shared_vault(tmp_path_factory: pytest.TempPathFactory) -> Runner:
     """One vault holding a skill, for requests that must be refused without a change
     (each test proves with a snapshot that it changed nothing)."""
-    tmp = tmp_path_factory.mktemp("tool-errors")
-    home = tmp / "home"
-    home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITVAULT_", "GIT_"))}
-    env.update({"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-                "GIT_CONFIG_NOSYSTEM": "1", "GITVAULT_NODE": "test-node",
-                "PYTHONPATH": str(REPO)})
-    gv = Runner(env, tmp)
-    gv.ok("init", str(tmp / "vault"))
-    gv.cwd = tmp / "vault"
+    gv = vault_runner(tmp_path_factory.mktemp("tool-errors"))
     tool(gv, {"action": "create", "name": "present", "trigger": "Always"})
     return gv
 
