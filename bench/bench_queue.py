@@ -6,7 +6,7 @@ Run: .venv/bin/python bench/bench_queue.py [--runs 15] [--queued 1000]
    (the same PRs in both tools: the peer's queue file is generated, then imported into
    the vault with import_bus_queue); medians of wall time and peak RSS, and ratios.
    gitvault is timed through its console script ("gitvault", as installed) and through
-   the click-free queue entry ("gitvault try_run": gitvault.queue_cli.try_run, which
+   the click-free queue entry ("gitvault try_run": gitvault.cli.hot.try_run, which
    the console script takes once gitvault/fast.py hands queue commands to it).
 2. dispatch with a long history (--history finished PRs) against none: the fold is
    incremental, so gitvault should not slow down.
@@ -33,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from peer import gitvault_cli, gitvault_env, measure, median, peer_cli, table
 
-from gitvault.paths import VaultLayout
-from gitvault.queue_import import import_bus_queue
+from gitvault.core.paths import VaultLayout
+from gitvault.queue.busimport import import_bus_queue
 
 QUEUE_DIR = "skills/prompt-request-bus"
-FAST = [sys.executable, "-c", "import sys; from gitvault.queue_cli import try_run; "
+FAST = [sys.executable, "-c", "import sys; from gitvault.cli.hot import try_run; "
         "code = try_run(sys.argv[1:]); sys.exit(99 if code is None else code)"]
 FAST_NAME = "gitvault try_run"
 
@@ -170,8 +170,8 @@ def _peer_statuses(peer_data: Path) -> dict[str, str]:
 
 
 def _gitvault_statuses(vault: Path) -> dict[str, str]:
-    from gitvault import config
-    from gitvault.queue import Queue
+    from gitvault.core import config
+    from gitvault.queue.commands import Queue
 
     layout = VaultLayout(vault)
     state = Queue(layout, "bench", config.load(layout.config, layout.cache).queue).state()

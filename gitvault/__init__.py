@@ -12,8 +12,9 @@ TYPE_CHECKING = False  # no typing import at run time (start-up speed)
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Vault": "gitvault.vault", "SkillEdit": "gitvault.vault", "init_vault": "gitvault.vault",
-    "Skill": "gitvault.skills", "GitvaultError": "gitvault.errors",
+    "Vault": "gitvault.vault.facade", "SkillEdit": "gitvault.vault.facade",
+    "init_vault": "gitvault.vault.facade",
+    "Skill": "gitvault.skills.model", "GitvaultError": "gitvault.errors",
     "InvalidInput": "gitvault.errors", "NotFound": "gitvault.errors",
     "ConfigError": "gitvault.errors", "Conflict": "gitvault.errors",
     "CheckFailed": "gitvault.errors",
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
         InvalidInput,
         NotFound,
     )
-    from gitvault.skills import Skill
-    from gitvault.vault import SkillEdit, Vault, init_vault
+    from gitvault.skills.model import Skill
+    from gitvault.vault.facade import SkillEdit, Vault, init_vault
 
 
 def __getattr__(name: str) -> object:

@@ -1,6 +1,6 @@
 """``python -m gitvault``."""
 
-from gitvault.fast import main
+from gitvault.cli.main import main
 
 if __name__ == "__main__":
     main()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from gitvault.vault import Vault
+    from gitvault.vault.facade import Vault
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,7 +27,7 @@ class State:
 
     def vault(self) -> Vault:
         if self._vault is None:
-            from gitvault.vault import Vault
+            from gitvault.vault.facade import Vault
 
             self._vault = Vault.open(self.vault_path, self.node)
         return self._vault
@@ -102,7 +102,7 @@ def note(message: str) -> None:
 def read_input(value: str | None, file: str | None, what: str = "content") -> str | None:
     """``--content TEXT``, ``--file F`` or ``--file -`` (stdin); at most one."""
     from gitvault.errors import InvalidInput
-    from gitvault.skills import read_text
+    from gitvault.skills.model import read_text
 
     if value is not None and file is not None:
         raise InvalidInput(f"give the {what} with --content or --file, not both")

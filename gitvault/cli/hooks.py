@@ -10,7 +10,7 @@ import click
 from gitvault.cli.common import emit, global_options, note, state
 
 if TYPE_CHECKING:
-    from gitvault.vault import Vault
+    from gitvault.vault.facade import Vault
 
 
 @click.group()
@@ -33,10 +33,10 @@ def _top() -> tuple[Vault, Path]:
 def install() -> None:
     """Install the pre-commit, post-merge and post-checkout shims (a hook of your own
     is kept as <hook>.legacy and still runs first)."""
-    from gitvault import hooks as hooks_mod
+    from gitvault.hooks import shims
 
     _, top = _top()
-    done = hooks_mod.install(top)
+    done = shims.install(top)
     emit({"status": "installed", "changes": done},
          "; ".join(done) if done else "hooks already installed; nothing changed")
 
@@ -45,10 +45,10 @@ def install() -> None:
 @global_options
 def uninstall() -> None:
     """Remove gitvault's shims (never a hook of your own); restore <hook>.legacy."""
-    from gitvault import hooks as hooks_mod
+    from gitvault.hooks import shims
 
     _, top = _top()
-    done = hooks_mod.uninstall(top)
+    done = shims.uninstall(top)
     emit({"status": "uninstalled", "changes": done},
          "; ".join(done) if done else "no gitvault hooks installed; nothing changed")
 
@@ -62,7 +62,7 @@ def uninstall() -> None:
 def run(hook: str, args: tuple[str, ...], unsafe_no_sandbox: bool) -> None:
     """Run HOOK's checks now (what the installed shim does). pre-commit exits 1 with
     the reasons when the staged changes must not be committed."""
-    from gitvault import hooks as hooks_mod
+    from gitvault.hooks import checks
 
     vault, top = _top()
     if hook != "pre-commit":
@@ -77,9 +77,9 @@ def run(hook: str, args: tuple[str, ...], unsafe_no_sandbox: bool) -> None:
     def evidence(sha: str) -> bool:
         return not cfg.enabled or found(sha)
 
-    found = hooks_mod.evidence_checker(vault.scan("gate").records, cfg.max_evidence_age_s,
+    found = checks.evidence_checker(vault.scan("gate").records, cfg.max_evidence_age_s,
                                        unsafe_no_sandbox)
-    problems = hooks_mod.pre_commit(top, vault.vault_rel, gate, evidence)
+    problems = checks.pre_commit(top, vault.vault_rel, gate, evidence)
     emit({"hook": hook, "problems": problems})
     if problems:
         for problem in problems:

@@ -1,7 +1,7 @@
 """The prompt-request bus commands (agent-skill-bus's names, flags and ``--json``
 shapes): enqueue, dispatch, start, complete, fail, stats, locks, dag, dag-create.
 
-Options, handlers and text output live in :mod:`gitvault.queue_cli`, shared with the
+Options, handlers and text output live in :mod:`gitvault.cli.hot`, shared with the
 click-free fast path; this module turns that table into click commands.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from gitvault.cli.common import global_options, state, warn
-from gitvault.queue_cli import _ARG_NAMES, COMMANDS, Globals, execute, render
+from gitvault.cli.hot import _ARG_NAMES, COMMANDS, Globals, execute, render
 
 
 def _build(name: str) -> click.Command:

@@ -26,7 +26,7 @@ def search(query: str, k: int) -> None:
     BM25 over name, trigger, description, tags and body (name and trigger weigh
     most), boosted by usage and success; stale skills rank below active ones;
     archived and rejected ones never appear. QUERY '-' reads stdin."""
-    from gitvault import retrieval
+    from gitvault.retrieval import inject as retrieval
 
     vault = state().vault()
     hits, warnings = retrieval.search_hits(vault, _prompt_text(query), k)
@@ -61,7 +61,7 @@ def context(prompt: str, k: int | None, budget: int | None, pins: tuple[str, ...
     at most context.helper_tokens, cut only between functions), all within
     --budget. Pinned versions come first. PROMPT '-' reads stdin. Report the
     task's result with 'gitvault outcome INJECTION --success|--fail'."""
-    from gitvault import retrieval
+    from gitvault.retrieval import inject as retrieval
 
     vault = state().vault()
     data = retrieval.context(vault, _prompt_text(prompt), k=k, budget=budget, pins=pins)
@@ -91,8 +91,8 @@ def outcome(injection: str | None, skills: str | None, success: bool, failed: bo
     One outcome record: a success or failure for every skill of INJECTION (the id
     'gitvault context' printed), or of --skills a,b. Reporting the same result
     for an injection again changes nothing."""
-    from gitvault import retrieval
     from gitvault.errors import InvalidInput
+    from gitvault.retrieval import inject as retrieval
 
     if success == failed:
         raise InvalidInput("give exactly one of --success or --fail")

@@ -27,8 +27,8 @@ FAIL_ON = click.option("--fail-on", is_flag=True,
 @global_options
 def record_run(agent: str, skill: str, task: str, result: str, score: str, notes: str) -> None:
     """Append one skill run to logs/runs/ (no commit; see 'gitvault commit')."""
-    from gitvault.clock import now
-    from gitvault.runrecord import record_run as append_run
+    from gitvault.core.clock import now
+    from gitvault.runs.record import record_run as append_run
 
     vault = state().vault()
     entry = append_run(vault.layout.log_file("runs", vault.node, now()), vault.node,
@@ -80,8 +80,8 @@ def _table(report: dict[str, dict[str, Any]]) -> str:
 def health(days: int | None) -> None:
     """Per-skill health: runs, avgScore, recentAvg, trend, lastFail, consecutiveFails,
     flagged (the rules of agent-skill-bus; threshold health.flag_below)."""
-    from gitvault import health as rules
-    from gitvault.clock import iso, now
+    from gitvault.core.clock import iso, now
+    from gitvault.runs import health as rules
 
     vault, runs, window, warnings = _analysis(days)
     moment = now()
@@ -96,8 +96,8 @@ def health(days: int | None) -> None:
 @global_options
 def flagged(days: int | None, fail_on: bool) -> None:
     """Skills that are flagged: low average, declining or broken."""
-    from gitvault import health as rules
-    from gitvault.clock import now
+    from gitvault.core.clock import now
+    from gitvault.runs import health as rules
 
     vault, runs, window, warnings = _analysis(days)
     report = rules.analyze(runs, now(), window, rules.Thresholds.from_config(vault.config.health))
@@ -114,8 +114,8 @@ def flagged(days: int | None, fail_on: bool) -> None:
 def drift(fail_on: bool) -> None:
     """Skills whose average dropped more than health.drift_threshold (0.15) from last
     week to this week."""
-    from gitvault import health as rules
-    from gitvault.clock import now
+    from gitvault.core.clock import now
+    from gitvault.runs import health as rules
 
     vault, runs, window, warnings = _analysis(None)
     found = rules.drift(runs, now(), rules.Thresholds.from_config(vault.config.health), window)
@@ -138,9 +138,9 @@ def dashboard(days: int | None, no_color: bool, html_file: str | None) -> None:
     import os
     import sys
 
-    from gitvault import dashboard as view
-    from gitvault import health as rules
-    from gitvault.clock import now
+    from gitvault.core.clock import now
+    from gitvault.runs import dashboard as view
+    from gitvault.runs import health as rules
 
     vault, runs, window, warnings = _analysis(days)
     moment = now()
@@ -150,7 +150,7 @@ def dashboard(days: int | None, no_color: bool, html_file: str | None) -> None:
     data: dict[str, Any] = {"skills": rules.to_json_numbers(report),
                             "drift": rules.to_json_numbers(drift_rows)}
     if html_file:
-        from gitvault.skills import write_atomic
+        from gitvault.skills.model import write_atomic
 
         write_atomic(Path(html_file), view.render_html(report, drift_rows, runs, moment, window,
                                                        thresholds.flag_below))
@@ -180,7 +180,7 @@ def lifecycle(dry_run: bool) -> None:
 def import_bus(directory: str) -> None:
     """Import an agent-skill-bus data folder (its --data-dir): the skill runs, and the
     queue, locks and DAG state with their PR ids. Importing twice adds nothing."""
-    from gitvault.importbus import import_bus
+    from gitvault.vault.importbus import import_bus
 
     vault = state().vault()
     result = import_bus(vault, Path(directory))

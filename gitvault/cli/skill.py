@@ -82,7 +82,7 @@ def create(name: str, description: str, content: str | None, file: str | None,
 
     A code skill (--kind code --code F --tests F --example F) is stored only after
     passing the verification gate; a refused one goes to skills/.rejected/ (exit 1)."""
-    from gitvault.vault import SkillEdit
+    from gitvault.vault.facade import SkillEdit
 
     vault = state().vault()
     edit = SkillEdit(content=_body(content, file, stdin) or "", description=description,
@@ -109,7 +109,7 @@ def patch(name: str, content: str | None, file: str | None, stdin: str | None,
           unsafe_no_sandbox: bool) -> None:
     """Make a new version of NAME (state active, un-archived); creates it if missing.
     A code skill's new version passes the verification gate first."""
-    from gitvault.vault import SkillEdit
+    from gitvault.vault.facade import SkillEdit
 
     vault = state().vault()
     edit = SkillEdit(content=_body(content, file, stdin), description=description,
@@ -127,7 +127,7 @@ def patch(name: str, content: str | None, file: str | None, stdin: str | None,
 @global_options
 def show(ref: str) -> None:
     """Show a skill, or version N of it with NAME@vN (read from git history)."""
-    from gitvault.versions import parse_ref
+    from gitvault.skills.versions import parse_ref
 
     vault = state().vault()
     name, version = parse_ref(ref)
@@ -182,7 +182,7 @@ def list_(state_: str) -> None:
 @global_options
 def log(name: str) -> None:
     """The versions of NAME, newest first, from git history."""
-    from gitvault.skills import normalize_name
+    from gitvault.skills.model import normalize_name
 
     vault = state().vault()
     canonical = normalize_name(name)
@@ -205,8 +205,8 @@ def log(name: str) -> None:
 @global_options
 def diff(name: str, version_a: str, version_b: str) -> None:
     """A unified diff of NAME between versions vA and vB."""
-    from gitvault.skills import normalize_name, render_skill
-    from gitvault.versions import diff_text, parse_version
+    from gitvault.skills.model import normalize_name, render_skill
+    from gitvault.skills.versions import diff_text, parse_version
 
     vault = state().vault()
     canonical = normalize_name(name)
@@ -223,7 +223,7 @@ def diff(name: str, version_a: str, version_b: str) -> None:
 @global_options
 def rollback(name: str, version: str) -> None:
     """Write version N's content as a new version (history is never rewritten)."""
-    from gitvault.versions import parse_version
+    from gitvault.skills.versions import parse_version
 
     vault = state().vault()
     target = parse_version(version)

@@ -18,8 +18,8 @@ def tool(request: str | None) -> None:
 
     Prints one JSON object; an error is exit 2 and {"error": {...}}.
     """
-    from gitvault import protocol
     from gitvault.cli.common import read_input
+    from gitvault.vault import tool as protocol
 
     state().json = True  # the protocol speaks JSON only, errors included
     text = read_input(None, "-", "request") if request in (None, "-") else request

@@ -20,7 +20,7 @@ def init(directory: str | None, remote: str | None) -> None:
     default, .gitattributes (union merge for logs) and the folder layout, and
     commits them. Running it again on a vault changes nothing.
     """
-    from gitvault.vault import init_vault
+    from gitvault.vault.facade import init_vault
 
     root, made = init_vault(Path(directory or state().vault_path or "."), remote)
     emit({"vault": str(root), "created": made},
@@ -77,7 +77,7 @@ def doctor(repair: bool) -> None:
 
     Exits 1 if a problem is left.
     """
-    from gitvault.doctor import run_doctor
+    from gitvault.vault.doctor import run_doctor
 
     vault = state().vault()
     report = run_doctor(vault.layout, repair)
@@ -101,7 +101,7 @@ def doctor(repair: bool) -> None:
 def demo(directory: str | None) -> None:
     """A guided tour: build a vault from the bundled example skills and show what
     gitvault does with it. DIRECTORY defaults to a new temporary folder."""
-    from gitvault.demo import run_demo
+    from gitvault.vault.demo import run_demo
 
     result = run_demo(Path(directory) if directory else None,
                       echo=None if state().json else click.echo)

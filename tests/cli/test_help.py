@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 import pytest
 
-from gitvault.cli import LazyGroup, cli
+from gitvault.cli.app import LazyGroup, cli
 from tests.conftest import Runner
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from gitvault import config
+from gitvault.core import config
 from tests.conftest import Runner, snapshot
 
 

@@ -8,7 +8,7 @@ import re
 import socket
 from pathlib import Path
 
-from gitvault.paths import host_node
+from gitvault.core.paths import host_node
 from tests.conftest import Runner, snapshot
 
 

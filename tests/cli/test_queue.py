@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from gitvault.jsonl import locked
-from gitvault.paths import VaultLayout
-from gitvault.queue_cli import parse
-from gitvault.queue_import import import_bus_queue
+from gitvault.cli.hot import parse
+from gitvault.core.paths import VaultLayout
+from gitvault.core.records import locked
+from gitvault.queue.busimport import import_bus_queue
 from tests.conftest import REPO, Runner, snapshot
-from tests.test_queue import set_queue
+from tests.queue.test_queue import set_queue
 
 PEER_CLI = REPO / "bench" / ".peer" / "node_modules" / "agent-skill-bus" / "src" / "cli.js"
 NOW = {"GITVAULT_NOW": "2026-03-18T08:00:00.000Z"}
@@ -180,7 +180,7 @@ def test_help_for_every_queue_command(gv: Runner) -> None:
     assert "--depends-on IDS" in gv.ok("enqueue", "--help").out
 
 
-FAST = "import sys; from gitvault.queue_cli import try_run; code = try_run(sys.argv[1:]); " \
+FAST = "import sys; from gitvault.cli.hot import try_run; code = try_run(sys.argv[1:]); " \
        "sys.exit(99 if code is None else code)"
 
 

@@ -1,0 +1,163 @@
+"""The ``gitvault`` command line: a thin layer over the Vault facade.
+
+Library errors become one line on stderr (``gitvault: error: ...``), a JSON
+error object on stdout with ``--json``, and the exit code of SPEC §4.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, ClassVar
+
+import click
+
+from gitvault.cli.common import global_options, state, wants_json
+from gitvault.cli.main import fail
+from gitvault.errors import GitvaultError
+
+__all__ = ["cli", "main"]
+
+from gitvault import __version__ as VERSION
+
+
+class LazyGroup(click.Group):
+    """Subcommands live in their own modules, imported only when used (fast --help)."""
+
+    lazy: ClassVar[dict[str, str]] = {
+        "skill": "gitvault.cli.skill:skill",
+        "record-run": "gitvault.cli.runs:record_run",
+        "health": "gitvault.cli.runs:health",
+        "flagged": "gitvault.cli.runs:flagged",
+        "drift": "gitvault.cli.runs:drift",
+        "dashboard": "gitvault.cli.runs:dashboard",
+        "lifecycle": "gitvault.cli.runs:lifecycle",
+        "import-bus": "gitvault.cli.runs:import_bus",
+        "tool": "gitvault.cli.tool:tool",
+        "hooks": "gitvault.cli.hooks:hooks",
+        "enqueue": "gitvault.cli.queue:enqueue",
+        "dispatch": "gitvault.cli.queue:dispatch",
+        "start": "gitvault.cli.queue:start",
+        "complete": "gitvault.cli.queue:complete",
+        "fail": "gitvault.cli.queue:fail",
+        "stats": "gitvault.cli.queue:stats",
+        "locks": "gitvault.cli.queue:locks",
+        "dag": "gitvault.cli.queue:dag",
+        "dag-create": "gitvault.cli.queue:dag_create",
+        "search": "gitvault.cli.retrieval:search",
+        "context": "gitvault.cli.retrieval:context",
+        "outcome": "gitvault.cli.retrieval:outcome",
+    }
+
+    # What `gitvault --help` lists, so it need not import every command module.
+    # tests/cli/test_help.py checks each line against the command's own help.
+    summaries: ClassVar[dict[str, str]] = {
+        "skill": "Create, change and inspect skills.",
+        "record-run": "Append one skill run to logs/runs/.",
+        "health": "Per-skill health: averages, trend, fails in a row, flags.",
+        "flagged": "Skills that are flagged: low average, declining or broken.",
+        "drift": "Skills whose average dropped since last week.",
+        "dashboard": "Skill health at a glance (terminal or one HTML file).",
+        "lifecycle": "Mark unused or failing skills stale.",
+        "import-bus": "Import an agent-skill-bus data folder.",
+        "tool": "Run one skill_patch JSON request (for agents).",
+        "hooks": "Install, remove or run the git hooks.",
+        "enqueue": "Add a prompt request to the queue.",
+        "dispatch": "Prompt requests ready to start, highest priority first.",
+        "start": "Start a prompt request (takes its file locks).",
+        "complete": "Mark a prompt request done (releases its locks).",
+        "fail": "Mark a prompt request failed (blocks its dependents).",
+        "stats": "Queue counts by status, locks, expired deadlines.",
+        "locks": "Show file locks; release expired ones.",
+        "dag": "State of one DAG of prompt requests.",
+        "dag-create": "Create a whole DAG of prompt requests from a file.",
+        "search": "Rank skills for a query.",
+        "context": "The skills block to inject for a prompt.",
+        "outcome": "Record whether an injection's task succeeded.",
+    }
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy and name in self.summaries:
+                rows.append((name, self.summaries[name]))
+                continue
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy:
+            module, _, attr = self.lazy[name].partition(":")
+            cmd = getattr(__import__(module, fromlist=[attr]), attr)
+            return cmd if isinstance(cmd, click.Command) else None
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(VERSION, "--version", prog_name="gitvault")
+@global_options
+def cli() -> None:
+    """gitvault: procedural memory for AI agents, kept in a git repository.
+
+    Skills are SKILL.md files (Agent Skills format); runs, outcomes and other
+    records are append-only JSONL under logs/. Every change to a skill is a git
+    commit, so versions, rollback and sync come from git.
+
+    Start with 'gitvault demo', or 'gitvault init' in a folder of your own.
+    """
+    state()
+
+
+def _register() -> None:
+    from gitvault.cli import vault_cmds
+
+    for command in vault_cmds.COMMANDS:
+        cli.add_command(command)
+
+
+_register()
+
+
+def _fail(code: str, message: str, exit_code: int, as_json: bool) -> None:
+    fail(code, message, exit_code, as_json or wants_json())
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point of the console script."""
+    args = sys.argv[1:] if argv is None else argv
+    as_json = "--json" in args
+    if not args:
+        args = ["--help"]
+    try:
+        code = cli.main(args=args, prog_name="gitvault", standalone_mode=False)
+    except GitvaultError as exc:
+        _fail(exc.code, str(exc), exc.exit_code, as_json)
+    except click.UsageError as exc:
+        hint = ""
+        if exc.ctx is not None and exc.ctx.command_path:
+            hint = f" (see '{exc.ctx.command_path} --help')"
+        _fail("usage", exc.format_message() + hint, 2, as_json)
+    except click.exceptions.Abort:
+        _fail("aborted", "aborted", 1, as_json)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        _fail("usage", exc.format_message(), exc.exit_code, as_json)
+    except BrokenPipeError:
+        sys.exit(1)
+    except KeyboardInterrupt:
+        _fail("interrupted", "interrupted", 130, as_json)
+    except Exception as exc:  # a bug: one line, never a traceback (GITVAULT_DEBUG=1 shows it)
+        import os
+
+        if os.environ.get("GITVAULT_DEBUG"):
+            raise
+        _fail("internal", f"internal error: {type(exc).__name__}: {exc} "
+                          "(rerun with GITVAULT_DEBUG=1 for the traceback)", 1, as_json)
+    sys.exit(code if isinstance(code, int) else 0)

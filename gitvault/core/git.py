@@ -1,0 +1,253 @@
+"""The only module that talks to git.
+
+It drives the ``git`` command line directly rather than through GitPython:
+GitPython's import alone costs ~190 ms (it would dominate every command's time)
+and its ``Repo.git`` wrapper runs the same subprocesses. Every call here is one
+``git`` process with a fixed environment; nothing leaks.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from gitvault.core.clock import iso, now
+from gitvault.errors import GitError
+
+TRAILER_PREFIX = "Gitvault-"
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    date: str
+    subject: str
+    trailers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def op(self) -> str | None:
+        return self.trailers.get("Gitvault-Op")
+
+    @property
+    def version(self) -> int | None:
+        value = self.trailers.get("Gitvault-Version", "")
+        return int(value) if value.isdigit() else None
+
+
+def _env(when: datetime | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("LC_ALL", "C")
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    stamp = iso(when or now())
+    env["GIT_AUTHOR_DATE"] = stamp
+    env["GIT_COMMITTER_DATE"] = stamp
+    return env
+
+
+def git(root: Path, *args: str, input: bytes | None = None, check: bool = True,
+        when: datetime | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git -C root args``; a failure raises GitError with git's own message."""
+    try:
+        proc = subprocess.run(["git", "-C", str(root), *args], input=input,
+                              capture_output=True, env=_env(when))
+    except FileNotFoundError:
+        raise GitError("git is not installed (gitvault needs the git command)") from None
+    if check and proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = message[-1] if message else f"exit {proc.returncode}"
+        raise GitError(f"git {args[0]} failed: {detail}")
+    return proc
+
+
+def out(root: Path, *args: str) -> str:
+    return git(root, *args).stdout.decode("utf-8", "replace")
+
+
+def work_tree(path: Path) -> Path | None:
+    """The top of the git work tree containing ``path``, or None."""
+    proc = git(path, "rev-parse", "--show-toplevel", check=False)
+    if proc.returncode != 0:
+        return None
+    return Path(proc.stdout.decode().strip())
+
+
+def is_ignored(root: Path, path: Path) -> bool:
+    """Whether the repository at ``root`` ignores ``path``."""
+    return git(root, "check-ignore", "-q", str(path), check=False).returncode == 0
+
+
+def init_repo(path: Path) -> None:
+    git(path, "init", "-q", "-b", "main")
+
+
+def has_commits(root: Path) -> bool:
+    return git(root, "rev-parse", "-q", "--verify", "HEAD", check=False).returncode == 0
+
+
+def _identity_args(root: Path) -> list[str]:
+    """``-c user.name/email`` for what the user has not configured (fresh machines, CI)."""
+    proc = git(root, "config", "--get-regexp", r"^user\.(name|email)$", check=False)
+    have = {line.split(" ", 1)[0] for line in proc.stdout.decode().splitlines()}
+    args: list[str] = []
+    for key, env_key, fallback in (("user.name", "GIT_AUTHOR_NAME", "gitvault"),
+                                   ("user.email", "GIT_AUTHOR_EMAIL", "gitvault@localhost")):
+        if key not in have and not os.environ.get(env_key):
+            args += ["-c", f"{key}={fallback}"]
+    return args
+
+
+def format_message(subject: str, trailers: dict[str, str], body: str = "") -> str:
+    parts = [subject.strip()]
+    if body.strip():
+        parts.append(body.strip())
+    if trailers:
+        parts.append("\n".join(f"{TRAILER_PREFIX}{k}: {v}" for k, v in trailers.items()))
+    return "\n\n".join(parts) + "\n"
+
+
+def commit_paths(root: Path, paths: Sequence[str], subject: str,
+                 trailers: dict[str, str], body: str = "", verify: bool = True) -> str | None:
+    """Stage and commit exactly ``paths`` (relative to root) with trailers.
+
+    Other staged changes of the user are left alone. Returns the new commit's sha,
+    or None when those paths hold no change.
+    """
+    addable, paths = _known(root, paths)
+    if not paths:
+        return None
+    if addable:
+        git(root, "add", "-A", "--", *addable)
+    base = ["HEAD"] if has_commits(root) else []
+    staged = git(root, "diff", "--cached", "--quiet", *base, "--", *paths, check=False)
+    if staged.returncode == 0:
+        return None
+    message = format_message(subject, trailers, body)
+    args = [*_identity_args(root), "commit", "-q", "--no-gpg-sign", *([] if verify else
+            ["--no-verify"]), "-F", "-",
+            "--only", "--", *paths]
+    git(root, *args, input=message.encode("utf-8"))
+    return out(root, "rev-parse", "HEAD").strip()
+
+
+def pull(root: Path, remote: str = "origin", branch: str = "main") -> None:
+    """Fetch and merge ``remote/branch`` (a merge commit when needed, with an identity
+    even where the user has none configured)."""
+    git(root, *_identity_args(root), "pull", "-q", "--no-rebase", "--no-edit", remote, branch)
+
+
+def push(root: Path, remote: str = "origin", branch: str = "main") -> None:
+    git(root, "push", "-q", remote, f"HEAD:{branch}")
+
+
+def _known(root: Path, paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(paths git add accepts: in the work tree or index; paths a commit accepts: those
+    plus paths only HEAD has). Pathspecs that match nothing make git fail."""
+    if not paths:
+        return [], []
+    if all((root / p).exists() for p in paths):
+        return list(paths), list(paths)
+
+    def matches(path: str, names: set[str]) -> bool:
+        prefix = path.rstrip("/") + "/"
+        return path in names or any(n.startswith(prefix) for n in names)
+
+    index = set(out(root, "ls-files", "-z", "--", *paths).split("\0"))
+    head: set[str] = set()
+    if has_commits(root):
+        head = set(out(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--",
+                       *paths).split("\0"))
+    addable = [p for p in paths if (root / p).exists() or matches(p, index)]
+    committable = [p for p in paths if p in addable or matches(p, head)]
+    return addable, committable
+
+
+def move(root: Path, src: str, dst: str) -> None:
+    """``git mv`` (falls back to a plain rename for files git does not track)."""
+    Path(root / dst).parent.mkdir(parents=True, exist_ok=True)
+    proc = git(root, "mv", "-k", src, dst, check=False)
+    if not (root / dst).exists():
+        os.replace(root / src, root / dst)
+    elif proc.returncode != 0 and (root / src).exists():
+        raise GitError(f"git mv {src} {dst} failed")
+
+
+_SEP_FIELD, _SEP_RECORD = "\x1f", "\x1e"
+
+
+def log(root: Path, paths: Iterable[str], *, rev: str = "HEAD") -> list[Commit]:
+    """Commits touching ``paths``, newest first, with their Gitvault trailers."""
+    if not has_commits(root):
+        return []
+    fmt = f"%H{_SEP_FIELD}%aI{_SEP_FIELD}%s{_SEP_FIELD}%(trailers:only,unfold){_SEP_RECORD}"
+    text = out(root, "log", f"--format={fmt}", rev, "--", *paths)
+    commits = []
+    for chunk in text.split(_SEP_RECORD):
+        chunk = chunk.strip("\n")
+        if not chunk:
+            continue
+        sha, date, subject, trailer_text = [*chunk.split(_SEP_FIELD), "", "", ""][:4]
+        trailers = {}
+        for line in trailer_text.splitlines():
+            key, sep, value = line.partition(":")
+            if sep and key.startswith(TRAILER_PREFIX):
+                trailers[key.strip()] = value.strip()
+        if date.endswith("+00:00"):
+            date = date[:-6] + "Z"
+        commits.append(Commit(sha=sha, date=date, subject=subject, trailers=trailers))
+    return commits
+
+
+def show_file(root: Path, rev: str, path: str) -> bytes | None:
+    """The content of ``path`` at ``rev``, or None if it did not exist there."""
+    proc = git(root, "show", f"{rev}:{path}", check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def changed_paths(root: Path, paths: Iterable[str]) -> list[tuple[str, str]]:
+    """``git status --porcelain`` for ``paths``: (status, path) pairs, untracked listed
+    file by file."""
+    text = out(root, "status", "--porcelain", "-uall", "-z", "--", *paths)
+    entries = [e for e in text.split("\0") if e]
+    result = []
+    skip = False
+    for entry in entries:
+        if skip:
+            skip = False
+            continue
+        status, path = entry[:2], entry[3:]
+        if status[0] in "RC":
+            skip = True  # the next entry is the rename source
+        result.append((status, path))
+    return result
+
+
+def added_lines(root: Path, path: str) -> int:
+    """Lines ``path`` has beyond its committed version (all lines if untracked)."""
+    full = root / path
+    try:
+        data = full.read_bytes()
+    except OSError:
+        return 0
+    committed = show_file(root, "HEAD", path) if has_commits(root) else None
+    base = committed.count(b"\n") if committed else 0
+    return max(data.count(b"\n") - base, 0)
+
+
+def git_processes_running() -> bool:
+    """True if any git process is running on this machine (for stale index.lock)."""
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        return True
+    for entry in proc_dir.iterdir():
+        if entry.name.isdigit():
+            try:
+                comm = (entry / "comm").read_text().strip()
+            except OSError:
+                continue
+            if comm == "git" or comm.startswith("git-"):
+                return True
+    return False

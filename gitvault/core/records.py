@@ -1,0 +1,392 @@
+"""The append-only record store: append, scan, repair, dedup (SPEC §3).
+
+A record is one JSON object on one line of ``logs/<stream>/<YYYY-MM>/<node>.jsonl``.
+An append is one ``os.write`` of one whole line on an ``O_APPEND`` descriptor, so
+concurrent writers on one machine never interleave; a torn tail left by a crash is
+turned into a line of its own before the next append, so nothing is dropped and the
+reader reports it. Readers stream files line by line, ignore a last line without
+``\\n`` (a write in progress), report bad lines as :class:`LineWarning` and never
+raise on bad content.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from gitvault.core import clock
+from gitvault.core.redact import redact_record
+from gitvault.errors import InvalidInput
+
+TYPE_CHECKING = False  # typing is not imported at run time: record-run starts fast
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
+
+    PathLike = str | os.PathLike[str]
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MILLISECOND = timedelta(milliseconds=1)
+_SETTLE = 0.2  # seconds a torn tail must stay unchanged before it is repaired
+_SETTLE_MAX = 2.0  # never wait longer than this for a tail to settle
+_SHOWN_MAX = 60  # characters of a bad value quoted in a warning
+# [milliseconds, random part] of this process's latest id.
+_last_id = [-1, 0]
+
+
+def new_id(moment: datetime | None = None) -> str:
+    """A unique, time-sortable id: a ULID (26 Crockford base32 characters).
+
+    10 characters of milliseconds since the epoch (*moment*, else the system clock)
+    then 16 characters of randomness. Ids made in a later millisecond sort after
+    earlier ones; within one process, ids of the same millisecond increase too.
+    """
+    if moment is None:
+        ms = time.time_ns() // 1_000_000
+    else:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        ms = (moment - _EPOCH) // _MILLISECOND
+    if not 0 <= ms < 1 << 48:
+        raise InvalidInput(f"time out of range for an id: {moment!r}")
+    last_ms, last_rand = _last_id
+    if ms == last_ms and last_rand < (1 << 80) - 1:
+        rand = last_rand + 1
+    else:
+        rand = int.from_bytes(os.urandom(10), "big")
+    _last_id[:] = [ms, rand]
+    value = (ms << 80) | rand
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+def stamp(record: dict[str, Any], node: str) -> dict[str, Any]:
+    """A copy of *record* with ``id``, ``ts`` and ``node`` filled in where missing.
+
+    Key order: ``id``, ``ts``, the record's other keys, ``node``.
+    """
+    stamped: dict[str, Any] = {
+        "id": record.get("id") or new_id(),
+        "ts": record.get("ts") or clock.now_iso(),
+    }
+    for key, value in record.items():
+        if key not in ("id", "ts", "node"):
+            stamped[key] = value
+    stamped["node"] = record.get("node") or node
+    return stamped
+
+
+def append_record(path: PathLike, record: dict[str, Any]) -> dict[str, Any]:
+    """Append *record*, secrets redacted, as one line; return the record as written.
+
+    Raises InvalidInput for a record JSON cannot hold (NaN, infinity, objects).
+    """
+    return append_records(path, [record])[0]
+
+
+def _line(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    written = redact_record(record)
+    try:
+        text = json.dumps(written, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        reason = "non-finite number (NaN or infinity)" if "Out of range" in str(exc) else exc
+        raise InvalidInput(f"record cannot be written as JSON: {reason}") from None
+    return written, text.encode("utf-8") + b"\n"
+
+
+def append_records(path: PathLike, records: list[dict[str, Any]],
+                   batch_bytes: int = 1 << 20) -> list[dict[str, Any]]:
+    """Append many records: each write is one ``os.write`` of whole lines (up to
+    ``batch_bytes`` at a time), so readers and other writers never see a partial
+    record. Every record is checked before anything is written."""
+    lines = [_line(record) for record in records]
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        fd = os.open(path, flags, 0o644)
+    try:
+        if _tail(fd)[1]:
+            _repair_tail(fd)
+        batch: list[bytes] = []
+        size = 0
+        for _, data in lines:
+            if batch and size + len(data) > batch_bytes:
+                _write_all(fd, b"".join(batch))
+                batch, size = [], 0
+            batch.append(data)
+            size += len(data)
+        if batch:
+            _write_all(fd, b"".join(batch))
+    finally:
+        os.close(fd)
+    return [written for written, _ in lines]
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _tail(fd: int) -> tuple[int, bool]:
+    """The file's size, and whether it is non-empty and not ending with a newline."""
+    size = os.fstat(fd).st_size
+    return size, size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def _repair_tail(fd: int) -> None:
+    """End a torn last line with ``\\n``: the next record gets a line of its own.
+
+    A tail can look torn while another writer's line is half copied into the
+    file (the size grows page by page, and that writer may be descheduled), so
+    the tail is repaired only once it has stayed torn and unchanged for
+    ``_SETTLE`` seconds under the lock: a crash's tear never changes. Writers do
+    not interleave in any case, so a mistaken repair costs only a blank line.
+    """
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        size, torn = _tail(fd)
+        start = settled = time.monotonic()
+        pause = 0.0005
+        while torn and time.monotonic() - settled < _SETTLE:
+            if time.monotonic() - start > _SETTLE_MAX:
+                break
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
+            seen = size
+            size, torn = _tail(fd)
+            if size != seen:  # someone is still writing: wait for them again
+                settled = time.monotonic()
+        if torn:
+            os.write(fd, b"\n")
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def has_torn_tail(path: PathLike) -> bool:
+    """True when the file ends in a line without ``\\n`` (a crash, or a write in progress)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        return _tail(fd)[1]
+    finally:
+        os.close(fd)
+
+
+def _last_newline(fd: int, size: int) -> int:
+    """Offset just after the last ``\\n`` before ``size`` (0 if none), read backwards."""
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        chunk = os.pread(fd, end - start, start)
+        found = chunk.rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        end = start
+    return 0
+
+
+def move_torn_tail(path: PathLike) -> Path | None:
+    """Move an unterminated last line to ``<file>.torn`` (appended and fsynced), then cut
+    it from the log. Holds the same lock appenders take to repair a tail, and checks
+    again under it, so no concurrent append is lost. Returns the ``.torn`` path, or None
+    when there was nothing to move."""
+    fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size, torn = _tail(fd)
+        if not torn:
+            return None
+        keep = _last_newline(fd, size)
+        fragment = os.pread(fd, size - keep, keep)
+        aside = Path(os.fspath(path) + ".torn")
+        out = os.open(aside, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(out, fragment + b"\n")
+            os.fsync(out)
+        finally:
+            os.close(out)
+        os.ftruncate(fd, keep)
+        os.fsync(fd)
+        return aside
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def locked(path: PathLike) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the lock file *path*, created with parents."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
+
+
+class LineWarning:
+    """A line that is not a valid record: where it is and why."""
+
+    __slots__ = ("file", "line", "reason")
+
+    def __init__(self, file: str, line: int, reason: str) -> None:
+        self.file, self.line, self.reason = file, line, reason
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LineWarning) and \
+            (self.file, self.line, self.reason) == (other.file, other.line, other.reason)
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.line, self.reason))
+
+    def __repr__(self) -> str:
+        return f"LineWarning({self.file!r}, {self.line!r}, {self.reason!r})"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "reason": self.reason}
+
+
+class Scan:
+    """The valid records of some files, ordered, and the warnings for the rest."""
+
+    def __init__(self, records: list[dict[str, Any]] | None = None,
+                 warnings: list[LineWarning] | None = None) -> None:
+        self.records: list[dict[str, Any]] = records if records is not None else []
+        self.warnings: list[LineWarning] = warnings if warnings is not None else []
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Scan) and \
+            (self.records, self.warnings) == (other.records, other.warnings)
+
+    def __repr__(self) -> str:
+        return f"Scan({self.records!r}, {self.warnings!r})"
+
+
+def iter_file(
+    path: PathLike,
+) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """Yield ``(line_number, record, None)`` or ``(line_number, None, why)`` per line.
+
+    Streams the file; skips blank lines; ignores a last line without ``\\n``.
+    Raises OSError when the file cannot be opened.
+    """
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.endswith(b"\n"):
+                return  # a write in progress
+            if raw.isspace():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield number, None, "not UTF-8"
+                continue
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield number, None, f"invalid JSON: {exc.msg}"
+                continue
+            except (ValueError, RecursionError):
+                yield number, None, "invalid JSON"
+                continue
+            if isinstance(value, dict):
+                yield number, value, None
+            else:
+                yield number, None, "not a JSON object"
+
+
+def stream_files(folder: PathLike) -> list[Path]:
+    """Every ``*.jsonl`` file below *folder*, recursively, sorted by path."""
+    root = Path(folder)
+    if not root.is_dir():
+        return []
+    return sorted(path for path in root.rglob("*.jsonl") if path.is_file())
+
+
+def scan(
+    folder_or_files: PathLike | Iterable[PathLike],
+    *,
+    check: Callable[[dict[str, Any]], str | None] | None = None,
+) -> Scan:
+    """Read records from a folder (every ``*.jsonl`` below it) or from given files.
+
+    A record needs a valid ``ts``; *check* may refuse it by returning a reason.
+    Refused and malformed lines become warnings; duplicate ids are dropped (the
+    first read wins). Records come ordered by ``ts``, then node id, then file and
+    line (SPEC §4.0). Never raises on bad content.
+    """
+    keyed: list[tuple[str, str, int, int, dict[str, Any]]] = []
+    warnings: list[LineWarning] = []
+    seen: set[str] = set()
+    for index, path in enumerate(_files(folder_or_files)):
+        name = os.fspath(path)
+        try:
+            for number, record, problem in iter_file(path):
+                if record is None:
+                    warnings.append(LineWarning(name, number, problem or "invalid"))
+                    continue
+                key, why = ts_sort_key(record.get("ts"))
+                if why is None and check is not None:
+                    why = check(record)
+                if why is not None:
+                    warnings.append(LineWarning(name, number, why))
+                    continue
+                if seen_before(record, seen):
+                    continue
+                node = record.get("node")
+                node_key = node if isinstance(node, str) else "" if node is None else str(node)
+                keyed.append((key, node_key, index, number, record))
+        except OSError as exc:
+            warnings.append(LineWarning(name, 0, f"cannot read: {exc.strerror or exc}"))
+    keyed.sort(key=lambda item: item[:4])
+    return Scan([item[4] for item in keyed], warnings)
+
+
+def _files(folder_or_files: PathLike | Iterable[PathLike]) -> list[PathLike]:
+    if isinstance(folder_or_files, (str, os.PathLike)):
+        if os.path.isfile(folder_or_files):
+            return [folder_or_files]
+        return list(stream_files(folder_or_files))
+    return list(folder_or_files)
+
+
+def seen_before(record: dict[str, Any], seen: set[str]) -> bool:
+    """Whether ``record``'s id was met already (first wins); records without an id are
+    never repeats. Adds the id to ``seen``."""
+    rid = record.get("id")
+    if not isinstance(rid, str) or not rid:
+        return False
+    if rid in seen:
+        return True
+    seen.add(rid)
+    return False
+
+
+def ts_sort_key(ts: object) -> tuple[str, str | None]:
+    """``(sort key, None)`` for a valid timestamp, else ``("", reason)``: the check every
+    reader of records applies before ordering them."""
+    if ts is None:
+        return "", "missing ts"
+    if isinstance(ts, str):
+        try:
+            return clock.ts_key(ts), None
+        except InvalidInput:
+            pass
+    shown = repr(ts)
+    if len(shown) > _SHOWN_MAX:
+        shown = shown[: _SHOWN_MAX - 3] + "..."
+    return "", f"bad ts: {shown}"

@@ -1,0 +1,2 @@
+"""Git hooks (SPEC §6): the shims installed into a repository (``shims``) and the
+checks they run (``checks``)."""

@@ -1,0 +1,146 @@
+"""The pre-commit checks (SPEC §6). They read the staged content (the index git is
+about to commit): skill files valid, folder = name, version bumped on any change, code
+skills with passing gate evidence for exactly the staged content (else the gate runs),
+staged JSONL valid and append-only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from gitvault.core import git
+from gitvault.core.clock import now
+from gitvault.errors import InvalidInput
+from gitvault.skills.model import SKILL_FILE, parse_skill
+
+
+def staged_changes(top: Path) -> list[tuple[str, str]]:
+    """(status letter, path) of every staged change, renames split in delete + add."""
+    base = ["HEAD"] if git.has_commits(top) else []
+    text = git.out(top, "diff", "--cached", "--name-status", "--no-renames", "-z", *base)
+    items = [p for p in text.split("\0") if p]
+    return [(items[i][0], items[i + 1]) for i in range(0, len(items) - 1, 2)]
+
+
+def _staged(top: Path, path: str) -> bytes | None:
+    return git.show_file(top, "", path)
+
+
+def _head(top: Path, path: str) -> bytes | None:
+    return git.show_file(top, "HEAD", path) if git.has_commits(top) else None
+
+
+def check_jsonl(top: Path, path: str, status: str) -> list[str]:
+    """A staged log file: valid records, committed lines untouched."""
+    old = _head(top, path)
+    if status == "D":
+        return [f"{path}: deletes committed records (logs are append-only)"] if old else []
+    new = _staged(top, path) or b""
+    problems = []
+    if old and not new.startswith(old):
+        old_lines, new_lines = old.split(b"\n"), new.split(b"\n")
+        line = next((i + 1 for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=False)) if a != b),
+                    min(len(old_lines), len(new_lines)))
+        problems.append(f"{path}:{line}: edits or deletes a committed line "
+                        "(logs are append-only)")
+        return problems
+    added = new[len(old or b""):]
+    if added and not added.endswith(b"\n"):
+        problems.append(f"{path}: the last line is incomplete (no newline)")
+    first = (old or b"").count(b"\n") + 1
+    for offset, raw in enumerate(added.split(b"\n")[:-1]):
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            problems.append(f"{path}:{first + offset}: not a JSON record")
+            continue
+        if not isinstance(record, dict):
+            problems.append(f"{path}:{first + offset}: not a JSON object")
+    return problems
+
+
+def _version(data: bytes | None) -> int:
+    if data is None:
+        return 0
+    try:
+        return parse_skill(data.decode("utf-8")).version
+    except (InvalidInput, UnicodeDecodeError):
+        return 0
+
+
+def check_skill(top: Path, skills: str, folder: str, gate: Callable[..., Any],
+                evidence: Callable[[str], bool]) -> list[str]:
+    """One changed skill folder (``skills`` is the vault's skills/ path in git)."""
+    sub = folder[len(skills) + 1:]
+    archived = sub.startswith(".archive/")
+    name = sub.split("/")[-1]
+    skill_md = f"{folder}/{SKILL_FILE}"
+    data = _staged(top, skill_md)
+    if data is None:
+        other = f"{skills}/{name}" if archived else f"{skills}/.archive/{name}"
+        if _staged(top, f"{other}/{SKILL_FILE}") is None:
+            return [f"{folder}: deletes skill {name!r} (skills are archived, never deleted)"]
+        return []
+    try:
+        skill = parse_skill(data.decode("utf-8"), skill_md)
+    except (InvalidInput, UnicodeDecodeError) as exc:
+        return [f"{skill_md}: invalid skill file: {exc}"]
+    if skill.name != name:
+        return [f"{skill_md}: name {skill.name!r} does not match its folder {name!r}"]
+    before = max(_version(_head(top, f"{skills}/{name}/{SKILL_FILE}")),
+                 _version(_head(top, f"{skills}/.archive/{name}/{SKILL_FILE}")))
+    if before and skill.version <= before:
+        return [f"{skill_md}: the skill changed but metadata.version is still "
+                f"{skill.version} (committed: {before}); bump it to {before + 1}"]
+    if skill.kind != "code" or archived:
+        return []
+    from gitvault.gate.scan import FILES
+    from gitvault.gate.verify import evidence_hash  # only code skills need the gate
+
+    files = {}
+    for file in FILES:
+        content = _staged(top, f"{folder}/{file}")
+        if content is not None:
+            files[file] = content.decode("utf-8", "replace")
+    if evidence(evidence_hash(files)):
+        return []
+    result = gate(skill.name, skill.version, files)
+    if result.passed:
+        return []
+    return [f"{folder}: code skill {name!r} v{skill.version} fails the verification gate: "
+            + "; ".join(result.messages())]
+
+
+def pre_commit(top: Path, vault_rel: str, gate: Callable[..., Any],
+               evidence: Callable[[str], bool]) -> list[str]:
+    """Every problem with what is staged (empty: the commit may go ahead)."""
+    prefix = f"{vault_rel}/" if vault_rel else ""
+    skills, logs = f"{prefix}skills", f"{prefix}logs"
+    folders: dict[str, None] = {}
+    problems: list[str] = []
+    for status, path in staged_changes(top):
+        if path.startswith(f"{logs}/") and path.endswith(".jsonl"):
+            problems += check_jsonl(top, path, status)
+        elif path.startswith(f"{skills}/"):
+            parts = path[len(skills) + 1:].split("/")
+            if parts[0] == ".rejected" or len(parts) < 2:
+                continue
+            depth = 2 if parts[0] == ".archive" else 1
+            if len(parts) > depth:
+                folders["/".join([skills, *parts[:depth]])] = None
+    for folder in folders:
+        problems += check_skill(top, skills, folder, gate, evidence)
+    return problems
+
+
+def evidence_checker(records: Iterable[dict[str, Any]], max_age_s: int,
+                     allow_unsandboxed: bool = False) -> Callable[[str], bool]:
+    from gitvault.gate.verify import find_evidence
+
+    kept = list(records)
+    moment = now()
+    return lambda sha: find_evidence(kept, sha, moment, max_age_s,
+                                     allow_unsandboxed=allow_unsandboxed) is not None

@@ -1,0 +1,140 @@
+"""DAG files for ``dag-create`` (SPEC §4; seed §6): parsing, checks, cycles.
+
+A DAG file (YAML or JSON) is ``{dagId: ID, tasks: [{key, task, agent?, priority?,
+source?, context?, files?, skills?, deadline?, dependsOn?: [key, ...]}]}``. Everything
+wrong with it is an InvalidInput naming the file, the task and the field; a cycle is
+named by its keys (``a -> b -> a``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitvault.errors import ConfigError, InvalidInput
+from gitvault.queue.rules import normalize_request
+
+TASK_KEYS = ("key", "task", "agent", "priority", "source", "context", "files", "skills",
+             "deadline", "dependsOn")
+_RENAMED = {"files": "affectedFiles", "skills": "affectedSkills"}
+
+
+@dataclass
+class DagSpec:
+    """A checked DAG file: each task's PR fields, its key, and the keys it waits for."""
+
+    dag_id: str
+    source: str = "DAG file"
+    keys: list[str] = field(default_factory=list)
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    depends: list[list[str]] = field(default_factory=list)
+
+
+def read_dag_file(path: Path) -> DagSpec:
+    """Read and check a DAG file (no queue state needed)."""
+    source = str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InvalidInput(f"{source}: no such DAG file") from None
+    except OSError as exc:
+        raise InvalidInput(f"{source}: cannot read: {exc.strerror or exc}") from None
+    return parse_dag(data, source)
+
+
+def parse_dag(data: bytes, source: str) -> DagSpec:
+    """Parse DAG file bytes: JSON when the file is ``.json`` or starts with ``{``, else YAML."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    if source.endswith(".json") or text.lstrip().startswith("{"):
+        try:
+            raw = json.loads(text)
+        except ValueError as exc:
+            raise InvalidInput(f"{source}: invalid JSON: {exc}") from None
+    else:
+        from gitvault.core.config import parse_yaml
+
+        try:
+            raw = parse_yaml(data, source)
+        except ConfigError as exc:
+            raise InvalidInput(str(exc)) from None
+    return check_dag(raw, source)
+
+
+def check_dag(raw: Any, source: str) -> DagSpec:
+    if not isinstance(raw, dict):
+        raise InvalidInput(f"{source}: a DAG file is a mapping with dagId and tasks")
+    unknown = sorted(str(k) for k in raw if k not in ("dagId", "tasks"))
+    if unknown:
+        raise InvalidInput(f"{source}: unknown key {unknown[0]!r} (a DAG file has dagId and tasks)")
+    dag_id = raw.get("dagId")
+    if not isinstance(dag_id, str) or not dag_id.strip():
+        raise InvalidInput(f"{source}: dagId must be non-empty text")
+    tasks = raw.get("tasks")
+    if not isinstance(tasks, list) or not tasks:
+        raise InvalidInput(f"{source}: tasks must be a non-empty list")
+    spec = DagSpec(dag_id.strip(), source)
+    for index, task in enumerate(tasks):
+        where = f"{source}: tasks[{index}]"
+        if not isinstance(task, dict):
+            raise InvalidInput(f"{where} must be a mapping")
+        key = task.get("key")
+        if not isinstance(key, str) or not key.strip():
+            raise InvalidInput(f"{where}: key must be non-empty text")
+        key = key.strip()
+        where = f"{where} (key {key!r})"
+        if key in spec.keys:
+            raise InvalidInput(f"{where}: the key is used twice")
+        extra = sorted(str(k) for k in task if k not in TASK_KEYS)
+        if extra:
+            raise InvalidInput(f"{where}: unknown key {extra[0]!r} (a task has {', '.join(TASK_KEYS)})")
+        depends = task.get("dependsOn") or []
+        if not isinstance(depends, list) or not all(isinstance(d, str) and d.strip() for d in depends):
+            raise InvalidInput(f"{where}: dependsOn must be a list of task keys")
+        fields = {_RENAMED.get(str(k), str(k)): v for k, v in task.items()
+                  if k not in ("key", "dependsOn")}
+        fields.setdefault("source", "dag")
+        fields["dagId"] = spec.dag_id
+        try:
+            request = normalize_request(fields)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{where}: {exc}") from None
+        spec.keys.append(key)
+        spec.tasks.append(request)
+        spec.depends.append([d.strip() for d in depends])
+    cycle = find_cycle(dict(zip(spec.keys, spec.depends, strict=True)))
+    if cycle:
+        raise InvalidInput(f"{source}: dependency cycle: {' -> '.join(cycle)}")
+    return spec
+
+
+def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
+    """A cycle of ``graph`` (node -> the nodes it depends on) as ``[a, b, ..., a]``, or
+    None. Edges to nodes outside the graph are ignored. Iterative: deep graphs are fine."""
+    done: set[str] = set()
+    for start in graph:
+        if start in done:
+            continue
+        path: list[str] = [start]
+        on_path = {start}
+        stack = [iter(graph[start])]
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                stack.pop()
+                finished = path.pop()
+                on_path.discard(finished)
+                done.add(finished)
+                continue
+            if nxt not in graph or nxt in done:
+                continue
+            if nxt in on_path:
+                return [*path[path.index(nxt):], nxt]
+            path.append(nxt)
+            on_path.add(nxt)
+            stack.append(iter(graph[nxt]))
+    return None

@@ -1,0 +1,135 @@
+"""Skill folders as search documents: the terms of each field, and the stat
+signature and content hash (git blob ids) of the files they were read from."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitvault.errors import InvalidInput
+from gitvault.retrieval.tokens import tokenize
+from gitvault.skills.model import SKILL_FILE, parse_skill
+
+CODE_FILE = "skill.py"
+FIELDS = ("name", "trigger", "description", "tags", "body")
+
+
+@dataclass(frozen=True)
+class DocInfo:
+    """What a hit reports about its skill, and its field lengths."""
+
+    folder: str
+    name: str
+    version: int
+    state: str
+    kind: str
+    description: str
+    lengths: tuple[int, ...]  # per field: number of terms
+
+
+@dataclass(frozen=True)
+class Document(DocInfo):
+    """One skill as the ranker sees it: its info and its term counts."""
+
+    counts: dict[str, tuple[int, ...]]  # term -> its count in each field of FIELDS
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What reading one folder gave: a document, an error, or neither (the folder went
+    away since it was listed), and what was read."""
+
+    folder: str
+    doc: Document | None
+    error: str | None
+    signature: str  # stat signature of the files read
+    mtime_ns: int  # newest modification time among them
+    blob: str  # content hash of the files read (git blob ids)
+
+
+def stat_signature(st: os.stat_result) -> str:
+    return f"{st.st_size}.{st.st_mtime_ns}.{st.st_ino}.{st.st_ctime_ns}"
+
+
+def blob_id(data: bytes) -> str:
+    """The git blob id of ``data`` (what ``git hash-object`` prints)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _read(path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The bytes of ``path`` and the stat they were read under (None if missing)."""
+    for _ in range(5):
+        try:
+            with open(path, "rb") as fh:
+                before = os.fstat(fh.fileno())
+                data = fh.read()
+                after = os.fstat(fh.fileno())
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        if stat_signature(before) == stat_signature(after):
+            return data, after
+    return data, after  # still changing: the next check sees a new signature
+
+
+def load(skills_dir: Path, folder: str) -> Loaded:
+    """Read ``skills/<folder>/`` (SKILL.md, and skill.py for a code skill)."""
+    base = skills_dir / folder
+    path = base / SKILL_FILE
+    source = f"skills/{folder}/{SKILL_FILE}"  # relative: stored errors survive a move
+    read = _read(path)
+    if read is None:
+        return Loaded(folder, None, None, "-", 0, "-")  # gone since it was listed
+    data, st = read
+    signature, mtime, blob = stat_signature(st), st.st_mtime_ns, blob_id(data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        error = f"{source}: not UTF-8 text (bad byte at offset {exc.start})"
+        return Loaded(folder, None, _skipped(error), signature, mtime, blob)
+    try:
+        skill = parse_skill(text, source)
+    except InvalidInput as exc:
+        return Loaded(folder, None, _skipped(str(exc)), signature, mtime, blob)
+    body = skill.body
+    if skill.kind == "code":
+        code = _read(base / CODE_FILE)
+        if code is None:
+            signature += "+-"
+        else:
+            signature += "+" + stat_signature(code[1])
+            mtime = max(mtime, code[1].st_mtime_ns)
+            blob += "+" + blob_id(code[0])
+            body += "\n" + code[0].decode("utf-8", "replace")
+    fields = (skill.name, skill.trigger, skill.description, " ".join(skill.tags), body)
+    width = len(fields)
+    grid: dict[str, list[int]] = {}
+    lengths = []
+    for i, text in enumerate(fields):
+        found = tokenize(text)
+        lengths.append(len(found))
+        for term, n in Counter(found).items():
+            grid.setdefault(term, [0] * width)[i] = n
+    counts = {term: tuple(row) for term, row in grid.items()}
+    doc = Document(folder, skill.name, skill.version, skill.state, skill.kind,
+                   skill.description, tuple(lengths), counts)
+    return Loaded(folder, doc, None, signature, mtime, blob)
+
+
+def content_blob(skills_dir: Path, folder: str, code: bool) -> str:
+    """The content hash ``load`` would record for this folder now."""
+    read = _read(skills_dir / folder / SKILL_FILE)
+    if read is None:
+        return "-"
+    blob = blob_id(read[0])
+    if code:
+        extra = _read(skills_dir / folder / CODE_FILE)
+        if extra is not None:
+            blob += "+" + blob_id(extra[0])
+    return blob
+
+
+def _skipped(message: str) -> str:
+    return f"{message} (skipped; see 'gitvault doctor')"

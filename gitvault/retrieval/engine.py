@@ -1,0 +1,116 @@
+"""Ranking skills for a query: through the derived index when there is one, else
+straight from the files. Both give the same hits; the index is only faster.
+
+The index is rebuilt when it is missing, from an older schema, or corrupt; when
+it cannot be used at all (no ``.git`` folder, a read-only cache, a lock held
+past the timeout) the files are read directly.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitvault.core.records import locked
+from gitvault.retrieval.documents import load
+from gitvault.retrieval.index import INDEX_FILE, Index, Refresh
+from gitvault.retrieval.listing import list_folders
+from gitvault.retrieval.rank import Hit, MemoryCorpus, rank
+from gitvault.retrieval.tokens import query_terms
+
+Stats = Mapping[str, Mapping[str, int]]
+
+
+@dataclass
+class Ranking:
+    """Every returnable skill matching a query, best first."""
+
+    hits: list[Hit]  # the best ones (all of them unless a limit was given)
+    scores: dict[str, float] = field(default_factory=dict)  # every match: folder -> score
+    warnings: list[str] = field(default_factory=list)  # unreadable skill files, skipped
+    indexed: bool = False  # answered by the derived index
+    refresh: Refresh | None = None  # what the index refresh did
+    rebuilt: bool = False  # the index was corrupt and built again
+
+
+def rank_skills(skills_dir: Path, query: str, stats: Stats | None = None, *,
+                cache_dir: Path | None = None, use_index: bool = True,
+                limit: int | None = None) -> Ranking:
+    """Rank the skills under ``skills_dir`` for ``query``. ``stats`` maps a skill name
+    to its ``usage``/``success``/``failure`` counts; ``cache_dir`` is where the index
+    lives (``.git/gitvault/``), None to read the files directly; ``limit`` caps the
+    hits described in full (every match is still scored)."""
+    terms = query_terms(query)
+    if cache_dir is None or not use_index:
+        return rank_from_files(skills_dir, terms, stats, limit)
+    path = cache_dir / INDEX_FILE
+    rebuilt = False
+    for attempt in range(2):
+        try:
+            with Index(path, skills_dir) as index:
+                report = index.refresh()
+                with index.reading():
+                    hits, scores = rank(index, terms, stats, limit)
+                    warnings = index.warnings()
+                return Ranking(hits, scores, warnings, True, report, rebuilt)
+        except sqlite3.DatabaseError as exc:
+            if _busy(exc) or attempt == 1 or not discard_if_corrupt(path, skills_dir):
+                break
+            rebuilt = True
+        except OSError:  # no room for the index (a read-only or full .git): no index
+            break
+    return rank_from_files(skills_dir, terms, stats, limit)
+
+
+def rank_from_files(skills_dir: Path, terms: list[str], stats: Stats | None = None,
+                    limit: int | None = None) -> Ranking:
+    """The same ranking without the index: every skill file read and tokenised."""
+    loaded = [load(skills_dir, folder) for folder in sorted(list_folders(skills_dir))]
+    corpus = MemoryCorpus(item.doc for item in loaded if item.doc is not None)
+    warnings = [item.error for item in loaded if item.error is not None]
+    hits, scores = rank(corpus, terms, stats, limit)
+    return Ranking(hits, scores, warnings)
+
+
+def refresh_index(skills_dir: Path, cache_dir: Path) -> Refresh:
+    """Bring the index up to date now (building it if missing); what it did."""
+    path = cache_dir / INDEX_FILE
+    try:
+        with Index(path, skills_dir) as index:
+            return index.refresh()
+    except sqlite3.DatabaseError as exc:
+        if _busy(exc) or not discard_if_corrupt(path, skills_dir):
+            raise
+    with Index(path, skills_dir) as index:
+        return index.refresh()
+
+
+def _busy(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def discard_if_corrupt(path: Path, skills_dir: Path) -> bool:
+    """Delete the index file (and its WAL) if it is still unusable once this process
+    holds the rebuild lock; True when the caller should try again."""
+    try:
+        with locked(path.parent / "locks" / "search.lock"):
+            try:  # another process may have rebuilt it meanwhile
+                with Index(path, skills_dir) as index:
+                    row = index.conn.execute("PRAGMA quick_check").fetchone()
+                    if row is not None and row[0] == "ok":
+                        return True
+            except sqlite3.DatabaseError as exc:
+                if _busy(exc):
+                    return False
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(f"{path}{suffix}")
+                except FileNotFoundError:
+                    pass
+    except OSError:
+        return False
+    return True

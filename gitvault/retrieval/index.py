@@ -1,0 +1,275 @@
+"""The derived search index: ``.git/gitvault/search.sqlite`` (never committed).
+
+It holds each skill folder's fields as postings and, for each folder, the stat
+signature and content hash (git blob ids) of the files it was built from. Every
+use first checks the index against the files, as git checks its own index:
+
+- one ``stat`` per skill: when every name and stat is as stored (one byte string
+  compared), and no file is too recent to trust its timestamp, nothing else is read;
+- else the folders whose stats changed are looked at: one whose signature changed
+  (a patch, a hand edit, a pull, a checkout) is read again, a new folder is added,
+  a vanished one dropped;
+- a file changed too recently for its timestamp to tell ("racy") is compared by
+  content hash.
+
+So the index answers exactly what the files say, and costs one ``stat`` per skill
+plus the work for what changed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitvault.retrieval import tokens
+from gitvault.retrieval.documents import FIELDS, Loaded, content_blob, load
+from gitvault.retrieval.listing import Listing, Snapshot
+from gitvault.retrieval.rank import DocInfo, Posting, weighted_tf_sql
+
+INDEX_FILE = "search.sqlite"
+SCHEMA_ID = f"gitvault-search/3 tokens/{tokens.VERSION} fields/{','.join(FIELDS)}"
+# A file modified this close to (or after) the moment it was indexed is "racy":
+# its timestamp cannot show a later change of the same size, so its hash is checked.
+RACY_NS = 2_000_000_000
+_LENS = ", ".join(f"l{i}" for i in range(len(FIELDS)))
+_TFS = ", ".join(f"t{i}" for i in range(len(FIELDS)))
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS docs (
+    id INTEGER PRIMARY KEY, folder TEXT NOT NULL UNIQUE, signature TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL, checked_ns INTEGER NOT NULL, blob TEXT NOT NULL,
+    error TEXT, name TEXT, version INTEGER, state TEXT, kind TEXT, description TEXT,
+    {", ".join(f"l{i} INTEGER NOT NULL DEFAULT 0" for i in range(len(FIELDS)))});
+CREATE TABLE IF NOT EXISTS postings (
+    term TEXT NOT NULL, doc INTEGER NOT NULL,
+    {", ".join(f"t{i} INTEGER NOT NULL" for i in range(len(FIELDS)))},
+    PRIMARY KEY (term, doc)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS postings_doc ON postings (doc);
+CREATE INDEX IF NOT EXISTS docs_kind ON docs (kind);
+"""
+
+
+@dataclass
+class Refresh:
+    """What a refresh found: folders added, read again, dropped, hash-checked."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    hashed: int = 0
+    total: int = 0
+
+
+class Index:
+    """An open index over ``skills_dir``; a Corpus for the ranker once refreshed."""
+
+    def __init__(self, path: Path, skills_dir: Path) -> None:
+        self.path = path
+        self.skills_dir = skills_dir
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        try:
+            self._prepare()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _prepare(self) -> None:
+        conn = self.conn
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+                     " WITHOUT ROWID")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is not None and row[0] == SCHEMA_ID:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:  # a new file, or one an older gitvault wrote: start over
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if row is not None and row[0] == SCHEMA_ID:  # another process just made it
+                conn.execute("COMMIT")
+                return
+            for table in ("postings", "docs"):
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("DELETE FROM meta")
+            conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_ID,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One read transaction: every query inside sees the same committed state."""
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- keeping it true to the files ----------------------------------------------
+    def refresh(self) -> Refresh:
+        """Bring the index in line with the skill folders on disk."""
+        conn = self.conn
+        code = {row[0] for row in conn.execute("SELECT folder FROM docs WHERE kind = 'code'")}
+        listing = Listing.take(self.skills_dir, code)
+        report = Refresh(total=len(listing.stats))
+        stored, generation, checked = self._stored()
+        snapshot = listing.snapshot()
+        if snapshot is not None and snapshot == stored and listing.newest() < checked - RACY_NS:
+            return report  # every name and stat as stored, none of them racy
+        for attempt in range(3):
+            under_lock = attempt == 2  # twice optimistic (files read outside the lock)
+            report = Refresh(total=len(listing.stats))
+            try:
+                if under_lock:
+                    conn.execute("BEGIN IMMEDIATE")
+                    stored, generation, checked = self._stored()
+                changed = listing.changed_since(stored or Snapshot("", b""), checked - RACY_NS)
+                if stored is None:  # no snapshot yet: every indexed folder is a suspect
+                    changed |= {row[0] for row in conn.execute("SELECT folder FROM docs")}
+                plan = self._plan(sorted(changed), listing, report)
+                if not under_lock:
+                    conn.execute("BEGIN IMMEDIATE")
+                    if self._stored()[1] != generation:  # another process refreshed
+                        conn.execute("ROLLBACK")
+                        stored, generation, checked = self._stored()
+                        continue
+                self._write(*plan, generation + 1, snapshot)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            break
+        return report
+
+    def _stored(self) -> tuple[Snapshot | None, int, int]:
+        """The snapshot the rows were last brought in line with, its generation, when."""
+        meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN "
+                                      "('names', 'numbers', 'generation', 'checked_ns')"))
+        snapshot = None
+        if isinstance(meta.get("names"), str) and isinstance(meta.get("numbers"), bytes):
+            snapshot = Snapshot(meta["names"], meta["numbers"])
+        return snapshot, int(meta.get("generation") or 0), int(meta.get("checked_ns") or 0)
+
+    def _plan(self, changed: list[str], listing: Listing, report: Refresh
+              ) -> tuple[list[Loaded], list[int], list[tuple[int, int]], int]:
+        """What to write for the ``changed`` folders: (documents read, ids to drop,
+        (time, id) of racy rows whose content hash still matches, time)."""
+        now = time.time_ns()
+        rows = []
+        for start in range(0, len(changed), 500):
+            chunk = changed[start:start + 500]
+            rows += self.conn.execute(
+                "SELECT folder, id, signature, mtime_ns, checked_ns, blob, kind FROM docs "
+                f"WHERE folder IN ({', '.join('?' * len(chunk))})", chunk).fetchall()
+        listed = {f for f in changed if f in listing.stats}
+        reload: list[str] = []
+        removed: list[int] = []
+        confirmed: list[tuple[int, int]] = []
+        for folder, doc_id, signature, mtime, checked, blob, kind in rows:
+            listed.discard(folder)
+            if folder not in listing.stats:
+                removed.append(doc_id)
+            elif listing.signature(folder) != signature:
+                reload.append(folder)
+            elif mtime >= checked - RACY_NS:
+                report.hashed += 1
+                if content_blob(self.skills_dir, folder, kind == "code") == blob:
+                    confirmed.append((now, doc_id))
+                else:
+                    reload.append(folder)
+        report.added, report.updated, report.removed = len(listed), len(reload), len(removed)
+        loaded = [load(self.skills_dir, folder) for folder in sorted([*listed, *reload])]
+        return loaded, removed, confirmed, now
+
+    def _write(self, loaded: list[Loaded], removed: list[int], confirmed: list[tuple[int, int]],
+               now: int, generation: int, snapshot: Snapshot | None) -> None:
+        """Apply a plan inside the caller's write transaction, and record the listing it
+        started from: a file changed since then shows a new stat next time."""
+        conn = self.conn
+        conn.executemany("DELETE FROM postings WHERE doc = ?", [(i,) for i in removed])
+        conn.executemany("DELETE FROM docs WHERE id = ?", [(i,) for i in removed])
+        conn.executemany("UPDATE docs SET checked_ns = ? WHERE id = ?", confirmed)
+        postings: list[tuple[object, ...]] = []
+        for item in loaded:
+            doc_id = self._store(item, now)
+            if item.doc is not None and doc_id is not None:
+                doc = item.doc
+                postings += [(term, doc_id, *counts) for term, counts in doc.counts.items()]
+        conn.executemany(f"INSERT INTO postings (term, doc, {_TFS}) VALUES "
+                         f"(?, ?{', ?' * len(FIELDS)})", postings)
+        values: list[tuple[str, object]] = [("generation", str(generation)),
+                                            ("checked_ns", str(now))]
+        if snapshot is not None:
+            values += [("names", snapshot.names), ("numbers", snapshot.numbers)]
+        else:
+            conn.execute("DELETE FROM meta WHERE key IN ('names', 'numbers')")
+        conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values)
+
+    def _store(self, item: Loaded, now: int) -> int | None:
+        """Replace ``item.folder``'s row (postings cleared); its id, None if it is gone."""
+        conn = self.conn
+        row = conn.execute("SELECT id FROM docs WHERE folder = ?", (item.folder,)).fetchone()
+        if row is not None:
+            conn.execute("DELETE FROM postings WHERE doc = ?", (row[0],))
+            conn.execute("DELETE FROM docs WHERE id = ?", (row[0],))
+        if item.doc is None and item.error is None:
+            return None
+        doc = item.doc
+        values = (item.folder, item.signature, item.mtime_ns, now, item.blob, item.error,
+                  *((doc.name, doc.version, doc.state, doc.kind, doc.description, *doc.lengths)
+                    if doc is not None else (None,) * 5 + (0,) * len(FIELDS)))
+        cursor = conn.execute(
+            f"INSERT INTO docs (folder, signature, mtime_ns, checked_ns, blob, error, name, "
+            f"version, state, kind, description, {_LENS}) VALUES "
+            f"(?{', ?' * (10 + len(FIELDS))})", values)
+        return cursor.lastrowid
+
+    # -- the Corpus the ranker reads ----------------------------------------------
+    def totals(self) -> tuple[int, tuple[int, ...]]:
+        sums = ", ".join(f"coalesce(sum(l{i}), 0)" for i in range(len(FIELDS)))
+        row = self.conn.execute(f"SELECT count(*), {sums} FROM docs WHERE error IS NULL").fetchone()
+        return int(row[0]), tuple(int(v) for v in row[1:])
+
+    def postings(self, term: str, averages: tuple[float, ...]) -> list[Posting]:
+        weighted, params = weighted_tf_sql(averages)
+        rows = self.conn.execute(
+            f"SELECT d.folder, d.state, {weighted} FROM postings p JOIN docs d ON d.id = p.doc "
+            "WHERE p.term = ?", [*params, term])
+        return rows.fetchall()
+
+    def infos(self, folders: Iterable[str]) -> dict[str, DocInfo]:
+        wanted = list(folders)
+        found: dict[str, DocInfo] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            rows = self.conn.execute(
+                f"SELECT folder, name, version, state, kind, description, {_LENS} FROM docs "
+                f"WHERE folder IN ({', '.join('?' * len(chunk))})", chunk)
+            for row in rows:
+                found[row[0]] = DocInfo(row[0], row[1], int(row[2]), row[3], row[4], row[5],
+                                        tuple(int(v) for v in row[6:]))
+        return found
+
+    def warnings(self) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT error FROM docs WHERE error IS NOT NULL ORDER BY folder").fetchall()
+        return [row[0] for row in rows]

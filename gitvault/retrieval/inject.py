@@ -1,0 +1,214 @@
+"""Search, context injection and outcome feedback over an open Vault (SPEC §4.1):
+the seed's buildSkillContext / recordOutcome loop. The CLI, the tool protocol and
+the MCP server all call these, so they answer alike.
+
+Usage counts come from the ``events`` log (an ``inject`` record per context, an
+``outcome`` record per reported result); ranking and the context block come from
+:mod:`gitvault.retrieval`. Every input is checked before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+from gitvault.core import git
+from gitvault.core.paths import VaultLayout
+from gitvault.core.records import LineWarning, Scan
+from gitvault.core.redact import redact
+from gitvault.errors import Conflict, InvalidInput, NotFound
+from gitvault.retrieval.context import MIN_BUDGET, Candidate, build_context
+from gitvault.retrieval.documents import CODE_FILE
+from gitvault.retrieval.engine import Ranking, rank_skills
+from gitvault.retrieval.rank import Hit
+from gitvault.skills.model import Skill, read_skill
+from gitvault.skills.versions import Version, parse_ref
+
+DEFAULT_SEARCH_K = 5
+PROMPT_CHARS = 2000  # an inject record keeps at most this much of the prompt
+
+
+class Vault(Protocol):
+    """The parts of an open vault retrieval uses (``gitvault.Vault`` has them all)."""
+
+    layout: VaultLayout
+    top: Path
+    config: Any
+
+    def skill_stats(self) -> tuple[dict[str, dict[str, int]], list[LineWarning]]: ...
+    def history(self, name: str) -> list[Version]: ...
+    def read_version(self, name: str, version: int) -> Skill: ...
+    def get_skill(self, name: str) -> Skill: ...
+    def git_path(self, path: Path) -> str: ...
+    def append(self, stream: str, record: dict[str, Any]) -> dict[str, Any]: ...
+    def scan(self, stream: str) -> Scan: ...
+
+
+def check_k(k: Any, flag: str = "-k") -> int:
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise InvalidInput(f"{flag} must be a whole number, got {k!r}")
+    if k < 1:
+        raise InvalidInput(f"{flag} must be at least 1, got {k}")
+    return k
+
+
+def _ranking(vault: Vault, query: str, limit: int) -> tuple[Ranking, list[str]]:
+    stats, stat_warnings = vault.skill_stats()
+    ranking = rank_skills(vault.layout.skills, query, stats, cache_dir=vault.layout.cache,
+                          limit=limit)
+    return ranking, [*ranking.warnings, *(str(w) for w in stat_warnings)]
+
+
+def search_hits(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K) -> tuple[list[Hit], list[str]]:
+    """The best ``k`` hits for ``query`` and any warnings (unreadable files, bad lines)."""
+    check_k(k)
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("the search query is empty")
+    ranking, warnings = _ranking(vault, query, k)
+    return ranking.hits, warnings
+
+
+def search(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K) -> dict[str, Any]:
+    """``{"results": [{name, version, state, score}], "warnings"?}``, best first."""
+    hits, warnings = search_hits(vault, query, k)
+    data: dict[str, Any] = {"results": [{"name": h.name, "version": h.version, "state": h.state,
+                                         "score": round(h.score, 4)} for h in hits]}
+    if warnings:
+        data["warnings"] = warnings
+    return data
+
+
+def parse_pins(pins: Iterable[str]) -> list[tuple[str, int]]:
+    """``name@vN`` references, each a distinct skill with an explicit version."""
+    parsed: list[tuple[str, int]] = []
+    for ref in pins:
+        name, version = parse_ref(ref)
+        if version is None:
+            raise InvalidInput(f"--pin {ref!r} needs a version: use NAME@vN")
+        if any(name == seen for seen, _ in parsed):
+            raise InvalidInput(f"skill {name!r} is pinned twice")
+        parsed.append((name, version))
+    return parsed
+
+
+def _code_at(vault: Vault, name: str, version: int) -> str | None:
+    """skill.py of ``name`` as committed with version ``version``."""
+    for entry in vault.history(name):
+        if entry.version != version:
+            continue
+        for archived in (False, True):
+            path = vault.git_path(vault.layout.skill_dir(name, archived=archived) / CODE_FILE)
+            data = git.show_file(vault.top, entry.sha, path)
+            if data is not None:
+                return data.decode("utf-8", "replace")
+        return None
+    return None
+
+
+def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | None = None,
+            pins: Iterable[str] = ()) -> dict[str, Any]:
+    """Build the context block for ``prompt`` and record the injection.
+
+    Pinned skills come first, at their pinned version; the best search hits fill
+    the rest of the ``k`` places. Returns ``{"injection", "skills", "text"}``;
+    the injection is None (and nothing is recorded) when no skill was chosen."""
+    settings = vault.config.context
+    k = check_k(settings.k if k is None else k)
+    budget = settings.budget if budget is None else budget
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
+        raise InvalidInput(f"--budget {budget} is too small: at least {MIN_BUDGET} tokens "
+                           "(a token is 4 characters)")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise InvalidInput("the prompt is empty")
+    pinned = parse_pins(pins)
+    if len(pinned) > k:
+        raise InvalidInput(f"{len(pinned)} pinned skills but -k {k}: raise -k")
+    versions = [(vault.read_version(name, version), version) for name, version in pinned]
+    codes = [_code_at(vault, skill.name, version) if skill.kind == "code" else None
+             for skill, version in versions]
+    ranking, warnings = _ranking(vault, prompt, k + len(pinned))
+    candidates = [Candidate(skill.name, version, skill.kind, skill.trigger, skill.body, code,
+                            ranking.scores.get(skill.name, 0.0), pinned=True)
+                  for (skill, version), code in zip(versions, codes, strict=True)]
+    names = {name for name, _ in pinned}
+    for hit in [h for h in ranking.hits if h.name not in names][:k - len(pinned)]:
+        folder = vault.layout.skills / hit.folder
+        try:
+            skill = read_skill(folder)
+        except InvalidInput:  # changed or removed since it was ranked
+            continue
+        code = None
+        if skill.kind == "code" and (folder / CODE_FILE).is_file():
+            code = (folder / CODE_FILE).read_bytes().decode("utf-8", "replace")
+        candidates.append(Candidate(skill.name, skill.version, skill.kind, skill.trigger,
+                                    skill.body, code, hit.score))
+    built = build_context(candidates, k=k, budget=budget, lesson_tokens=settings.lesson_tokens,
+                          helper_tokens=settings.helper_tokens)
+    injection = None
+    if built.chosen:
+        shown = redact(prompt)  # before cutting: a cut secret may no longer be recognised
+        shown = shown if len(shown) <= PROMPT_CHARS else shown[:PROMPT_CHARS - 3] + "..."
+        record = vault.append("events", {"op": "inject", "prompt": shown,
+                                         "skills": [f"{c.name}@v{c.version}" for c in built.chosen]})
+        injection = record["id"]
+    data: dict[str, Any] = {
+        "injection": injection,
+        "skills": [{"name": c.name, "version": c.version, "kind": c.kind,
+                    "score": round(c.score, 4)} for c in built.chosen],
+        "text": built.text,
+    }
+    if warnings:
+        data["warnings"] = warnings
+    return data
+
+
+def _skill_refs(vault: Vault, skills: str) -> list[str]:
+    refs: list[str] = []
+    for raw in skills.split(","):
+        if not raw.strip():
+            continue
+        name, version = parse_ref(raw)
+        current = vault.get_skill(name)  # NotFound for an unknown skill
+        if version is not None and version > current.version:
+            raise NotFound(f"skill {name!r} has no version {version} (latest is "
+                           f"v{current.version})")
+        ref = f"{current.name}@v{version or current.version}"
+        if ref not in refs:
+            refs.append(ref)
+    if not refs:
+        raise InvalidInput("--skills needs at least one skill name: --skills a,b")
+    return refs
+
+
+def outcome(vault: Vault, *, success: bool, injection: str | None = None,
+            skills: str | None = None, reason: str | None = None) -> dict[str, Any]:
+    """Record one ``outcome``: for every skill of ``injection``, or of ``skills``
+    ("a,b"). Reporting the same result for an injection again changes nothing
+    (status "exists"); reporting the opposite result is a conflict."""
+    if (injection is None) == (skills is None):
+        raise InvalidInput("give an INJECTION id or --skills a,b (one of them)")
+    if not isinstance(success, bool):
+        raise InvalidInput("success must be true or false")
+    reason = " ".join(reason.split()) if reason else None
+    if injection is not None:
+        records = vault.scan("events").records
+        inject = next((r for r in records if r.get("id") == injection
+                       and r.get("op") == "inject"), None)
+        if inject is None:
+            raise NotFound(f"no injection {injection!r} in the events log "
+                           "(see the 'injection' of 'gitvault context --json')")
+        earlier = next((r for r in records if r.get("op") == "outcome"
+                        and r.get("injection") == injection), None)
+        if earlier is not None:
+            if earlier.get("success") is success:
+                return {"status": "exists", "outcome": earlier}
+            raise Conflict(f"injection {injection} already has a "
+                           f"{'success' if earlier.get('success') is True else 'failure'} "
+                           f"recorded ({earlier.get('id')})")
+        refs = [str(ref) for ref in inject.get("skills") or []]
+    else:
+        refs = _skill_refs(vault, skills or "")
+    record = vault.append("events", {"op": "outcome", "injection": injection, "skills": refs,
+                                     "success": success, "reason": reason})
+    return {"status": "recorded", "outcome": record}

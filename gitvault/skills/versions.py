@@ -1,0 +1,126 @@
+"""The history of a skill, read from git: log, ``name@vN``, diff, URNs.
+
+A version is immutable: version N is the SKILL.md of the newest commit whose
+``Gitvault-Version`` trailer (or, for a hand edit without trailers, whose file's
+``metadata.version``) is N.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from gitvault.core import git
+from gitvault.core.clock import parse_iso
+from gitvault.errors import InvalidInput, NotFound
+from gitvault.skills.model import SKILL_FILE, Skill, normalize_name, parse_skill
+
+REF_RE = re.compile(r"^(?P<name>[^@]+)(?:@[vV]?(?P<version>[^@]+))?$")
+
+
+@dataclass(frozen=True)
+class Version:
+    """One commit of a skill's history."""
+
+    version: int
+    sha: str
+    date: str
+    op: str
+    node: str
+    subject: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "commit": self.sha, "date": self.date,
+                "op": self.op, "node": self.node, "subject": self.subject}
+
+
+def parse_version(text: str | int) -> int:
+    """``vN`` or ``N`` → N (a positive integer)."""
+    raw = str(text).strip().lower().removeprefix("v")
+    if not raw.isdigit() or int(raw) < 1:
+        raise InvalidInput(f"invalid version {text!r}: use vN or N, e.g. v2")
+    return int(raw)
+
+
+def parse_ref(ref: str) -> tuple[str, int | None]:
+    """``name`` or ``name@vN`` → (canonical name, N or None)."""
+    match = REF_RE.match(ref.strip()) if isinstance(ref, str) else None
+    if not match:
+        raise InvalidInput(f"invalid skill reference {ref!r}: use NAME or NAME@vN")
+    version = match.group("version")
+    return normalize_name(match.group("name")), parse_version(version) if version else None
+
+
+def skill_paths(skills_rel: str, name: str) -> list[str]:
+    """The SKILL.md paths a skill can have, relative to the work tree: active, archived."""
+    prefix = f"{skills_rel}/" if skills_rel not in ("", ".") else ""
+    return [f"{prefix}skills/{name}/{SKILL_FILE}", f"{prefix}skills/.archive/{name}/{SKILL_FILE}"]
+
+
+def _file_at(top: Path, sha: str, paths: list[str]) -> tuple[str, bytes] | None:
+    for path in paths:
+        data = git.show_file(top, sha, path)
+        if data is not None:
+            return path, data
+    return None
+
+
+def history(top: Path, vault_rel: str, name: str) -> list[Version]:
+    """Every committed version of ``name``, newest first (one entry per commit)."""
+    paths = skill_paths(vault_rel, name)
+    versions: list[Version] = []
+    for commit in git.log(top, paths):
+        version = commit.version if commit.trailers.get("Gitvault-Skill") == name else None
+        if version is None:  # a hand edit: the file says which version it is
+            found = _file_at(top, commit.sha, paths)
+            if found is None:
+                continue
+            try:
+                version = parse_skill(found[1].decode("utf-8"), found[0]).version
+            except (InvalidInput, UnicodeDecodeError):
+                continue
+        versions.append(Version(version, commit.sha, commit.date, commit.op or "edit",
+                                commit.trailers.get("Gitvault-Node", ""), commit.subject))
+    return versions
+
+
+def read_version(top: Path, vault_rel: str, name: str, version: int) -> Skill:
+    """The skill as it was at version ``version`` (NotFound if it never existed)."""
+    paths = skill_paths(vault_rel, name)
+    for entry in history(top, vault_rel, name):
+        if entry.version != version:
+            continue
+        found = _file_at(top, entry.sha, paths)
+        if found is not None:
+            try:
+                return parse_skill(found[1].decode("utf-8"), f"{name}@v{version}")
+            except UnicodeDecodeError:
+                raise InvalidInput(f"{name}@v{version}: not UTF-8 text") from None
+    raise NotFound(f"skill {name!r} has no version {version} in history")
+
+
+def diff_text(old: str, new: str, old_label: str, new_label: str) -> str:
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                 fromfile=old_label, tofile=new_label)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def urn(scope: str, name: str, version: int, superseded_at: str | None = None,
+        now: datetime | None = None, archive_after_days: int = 30) -> str:
+    """``urn:gitvault:skill:<scope>:<name>:v<n>``, with ``:archived`` when a later
+    version superseded it more than ``archive_after_days`` ago."""
+    base = f"urn:gitvault:skill:{scope}:{name}:v{version}"
+    if superseded_at and now is not None and \
+            now - parse_iso(superseded_at) > timedelta(days=archive_after_days):
+        return base + ":archived"
+    return base
+
+
+def superseded_at(entries: list[Version], version: int) -> str | None:
+    """When a version above ``version`` was first committed (entries newest first)."""
+    later = [e for e in entries if e.version > version]
+    return later[-1].date if later else None
