@@ -38,7 +38,8 @@ from bench.peer import gitvault_env  # noqa: E402
 from gitvault.retrieval import inject as retrieval  # noqa: E402
 from gitvault.retrieval.engine import rank_skills, refresh_index  # noqa: E402
 from gitvault.retrieval.index import INDEX_FILE  # noqa: E402
-from gitvault.vault.facade import Vault, init_vault  # noqa: E402
+from gitvault.vault.facade import Vault  # noqa: E402
+from gitvault.vault.init import init_vault  # noqa: E402
 
 LIBRARY = REPO / "tests" / "data" / "retrieval" / "skills.yaml"
 QUERIES = ["docker build is slow and reinstalls packages", "pod CrashLoopBackOff exit code 137",

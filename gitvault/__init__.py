@@ -12,8 +12,8 @@ TYPE_CHECKING = False  # no typing import at run time (start-up speed)
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Vault": "gitvault.vault.facade", "SkillEdit": "gitvault.vault.facade",
-    "init_vault": "gitvault.vault.facade",
+    "Vault": "gitvault.vault.facade", "SkillEdit": "gitvault.skills.store",
+    "init_vault": "gitvault.vault.init",
     "Skill": "gitvault.skills.model", "GitvaultError": "gitvault.errors",
     "InvalidInput": "gitvault.errors", "NotFound": "gitvault.errors",
     "ConfigError": "gitvault.errors", "Conflict": "gitvault.errors",
@@ -31,7 +31,9 @@ if TYPE_CHECKING:
         NotFound,
     )
     from gitvault.skills.model import Skill
-    from gitvault.vault.facade import SkillEdit, Vault, init_vault
+    from gitvault.skills.store import SkillEdit
+    from gitvault.vault.facade import Vault
+    from gitvault.vault.init import init_vault
 
 
 def __getattr__(name: str) -> object:

@@ -72,7 +72,9 @@ def run(hook: str, args: tuple[str, ...], unsafe_no_sandbox: bool) -> None:
 
     def gate(name: str, version: int, files: dict[str, str]) -> Any:
         note(f"pre-commit: no gate evidence for {name} v{version}; running the gate")
-        return vault.run_gate(name, version, files, unsafe_no_sandbox=unsafe_no_sandbox)
+        from gitvault.skills.codegate import run_gate
+
+        return run_gate(vault.skills, name, version, files, unsafe_no_sandbox=unsafe_no_sandbox)
 
     def evidence(sha: str) -> bool:
         return not cfg.enabled or found(sha)

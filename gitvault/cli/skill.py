@@ -82,16 +82,16 @@ def create(name: str, description: str, content: str | None, file: str | None,
 
     A code skill (--kind code --code F --tests F --example F) is stored only after
     passing the verification gate; a refused one goes to skills/.rejected/ (exit 1)."""
-    from gitvault.vault.facade import SkillEdit
+    from gitvault.skills.store import SkillEdit
 
     vault = state().vault()
     edit = SkillEdit(content=_body(content, file, stdin) or "", description=description,
                      trigger=trigger, kind=kind, provenance=provenance, tags=tags,
                      sensitive=sensitive, **_code_files(code, tests, example),
                      unsafe_no_sandbox=unsafe_no_sandbox)
-    made, created = vault.create_skill(name, edit)
+    made, created = vault.skills.create(name, edit)
     stats, _ = vault.skill_stats()
-    emit({"status": "created" if created else "exists", "skill": vault.skill_view(made, stats)},
+    emit({"status": "created" if created else "exists", "skill": vault.skills.view(made, stats)},
          f"created skill {made.name} v{made.version}" if created
          else f"skill {made.name} exists (v{made.version}); nothing changed")
 
@@ -109,16 +109,16 @@ def patch(name: str, content: str | None, file: str | None, stdin: str | None,
           unsafe_no_sandbox: bool) -> None:
     """Make a new version of NAME (state active, un-archived); creates it if missing.
     A code skill's new version passes the verification gate first."""
-    from gitvault.vault.facade import SkillEdit
+    from gitvault.skills.store import SkillEdit
 
     vault = state().vault()
     edit = SkillEdit(content=_body(content, file, stdin), description=description,
                      trigger=trigger, tags=tags, sensitive=sensitive,
                      **_code_files(code, tests, example), unsafe_no_sandbox=unsafe_no_sandbox)
-    made, op = vault.patch_skill(name, edit)
+    made, op = vault.skills.patch(name, edit)
     stats, _ = vault.skill_stats()
     emit({"status": "patched" if op == "patch" else "created",
-          "skill": vault.skill_view(made, stats)},
+          "skill": vault.skills.view(made, stats)},
          f"{'patched' if op == 'patch' else 'created'} skill {made.name} v{made.version}")
 
 
@@ -134,7 +134,7 @@ def show(ref: str) -> None:
     entries = vault.history(name)
     shown = vault.get_skill(name) if version is None else vault.read_version(name, version)
     stats, warnings = vault.skill_stats()
-    view = vault.skill_view(shown, stats, content=True, entries=entries)
+    view = vault.skills.view(shown, stats, content=True, entries=entries)
     if warnings:
         view["warnings"] = warn(warnings)
 
@@ -160,7 +160,7 @@ def list_(state_: str) -> None:
     vault = state().vault()
     stats, warnings = vault.skill_stats()
     skipped: list[str] = []
-    views = [vault.skill_view(s, stats) for s in vault.iter_skills(skipped=skipped)
+    views = [vault.skills.view(s, stats) for s in vault.skills.iter_all(skipped=skipped)
              if state_ == "all" or s.state == state_]
     data: dict[str, Any] = {"skills": views}
     if warnings or skipped:
@@ -187,11 +187,11 @@ def log(name: str) -> None:
     vault = state().vault()
     canonical = normalize_name(name)
     entries = vault.history(canonical)
-    if not entries and vault.find_skill(canonical) is None:
+    if not entries and vault.skills.find(canonical) is None:
         from gitvault.errors import NotFound
 
         raise NotFound(f"no skill named {canonical!r}")
-    versions = [{**e.to_json(), "urn": vault.urn_for(canonical, e.version, entries)}
+    versions = [{**e.to_json(), "urn": vault.skills.urn_for(canonical, e.version, entries)}
                 for e in entries]
     emit({"name": canonical, "versions": versions},
          lambda: "\n".join(f"v{v['version']:<4} {v['date']}  {v['op']:<9} {v['commit'][:12]}  "
@@ -227,9 +227,9 @@ def rollback(name: str, version: str) -> None:
 
     vault = state().vault()
     target = parse_version(version)
-    made = vault.rollback(name, target)
+    made = vault.skills.rollback(name, target)
     stats, _ = vault.skill_stats()
-    emit({"status": "rolled_back", "from": target, "skill": vault.skill_view(made, stats)},
+    emit({"status": "rolled_back", "from": target, "skill": vault.skills.view(made, stats)},
          f"rolled {made.name} back to the content of v{target} as v{made.version}")
 
 
@@ -240,9 +240,9 @@ def rollback(name: str, version: str) -> None:
 def archive(name: str, reason: str | None) -> None:
     """Move NAME to skills/.archive/ (a new version; nothing is deleted)."""
     vault = state().vault()
-    made = vault.archive(name, reason)
+    made = vault.skills.archive(name, reason)
     stats, _ = vault.skill_stats()
-    emit({"status": "archived", "skill": vault.skill_view(made, stats)},
+    emit({"status": "archived", "skill": vault.skills.view(made, stats)},
          f"archived {made.name} as v{made.version}")
 
 
@@ -252,9 +252,9 @@ def archive(name: str, reason: str | None) -> None:
 def restore(name: str) -> None:
     """Bring an archived skill back (a new version, state active)."""
     vault = state().vault()
-    made = vault.restore(name)
+    made = vault.skills.restore(name)
     stats, _ = vault.skill_stats()
-    emit({"status": "restored", "skill": vault.skill_view(made, stats)},
+    emit({"status": "restored", "skill": vault.skills.view(made, stats)},
          f"restored {made.name} as v{made.version}")
 
 
@@ -272,7 +272,9 @@ def verify(name: str | None, all_: bool, unsafe_no_sandbox: bool) -> None:
     if bool(name) == all_:
         raise InvalidInput("give a skill NAME or --all, not both or neither")
     vault = state().vault()
-    results = vault.verify_skills(None if all_ else name, unsafe_no_sandbox=unsafe_no_sandbox)
+    from gitvault.skills.codegate import verify_stored
+
+    results = verify_stored(vault.skills, None if all_ else name, unsafe_no_sandbox=unsafe_no_sandbox)
     views = [{"name": s.name, "version": s.version, "passed": r.passed, "sandbox": r.sandbox,
               "sha256": r.sha256, "seconds": round(r.seconds, 3), "reasons": r.messages()}
              for s, r in results]

@@ -20,7 +20,7 @@ def init(directory: str | None, remote: str | None) -> None:
     default, .gitattributes (union merge for logs) and the folder layout, and
     commits them. Running it again on a vault changes nothing.
     """
-    from gitvault.vault.facade import init_vault
+    from gitvault.vault.init import init_vault
 
     root, made = init_vault(Path(directory or state().vault_path or "."), remote)
     emit({"vault": str(root), "created": made},

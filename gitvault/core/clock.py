@@ -59,6 +59,11 @@ def now_iso() -> str:
     return iso(now())
 
 
+def now_seconds() -> str:
+    """Now as ISO 8601 UTC to the second (``created``/``updated`` of a skill)."""
+    return now().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def ts_key(text: str) -> str:
     """A sort key for a timestamp: canonical UTC text, comparable as strings.
 

@@ -1,2 +1,5 @@
-"""Skills: the SKILL.md model and its history in git (``name@vN``, URNs, diffs).
+"""Skills: the SKILL.md model, its history in git (``name@vN``, URNs, diffs), the store
+(create, patch, rollback, archive, restore: one version and one commit each), code
+skills through the gate, usage counts folded from the logs, and the lifecycle.
+Imports: ``gate`` (code skills are gated before they are stored).
 """

@@ -21,10 +21,12 @@ from gitvault.errors import GitvaultError, InvalidInput
 from gitvault.runs import health
 from gitvault.runs.record import record_run
 from gitvault.skills.model import SKILL_FILE, parse_skill, read_text, render_skill
+from gitvault.skills.store import SkillEdit
 from gitvault.skills.versions import diff_text
 from gitvault.vault import tool as protocol
 from gitvault.vault.doctor import run_doctor
-from gitvault.vault.facade import SkillEdit, Vault, init_vault
+from gitvault.vault.facade import Vault
+from gitvault.vault.init import init_vault
 
 Echo = Callable[[str], None]
 
@@ -66,14 +68,14 @@ def demo_code_skills(vault: Vault) -> list[str]:
     """A good code skill through the gate, and one the gate refuses."""
     lines = []
     try:
-        skill, _ = vault.create_skill("parse-duration", SkillEdit(
+        skill, _ = vault.skills.create("parse-duration", SkillEdit(
             description="Parse a duration such as 1h30m into seconds.", kind="code",
             code=GOOD_CODE["code"], tests=GOOD_CODE["tests"], example=GOOD_CODE["example"]))
         lines.append(f"parse-duration v{skill.version} stored: tests and example passed")
     except GitvaultError as exc:  # e.g. no sandbox on this machine: the gate refuses
         lines.append(f"parse-duration refused: {exc}")
     try:
-        vault.create_skill("disk-usage", SkillEdit(
+        vault.skills.create("disk-usage", SkillEdit(
             description="Report the disk usage of a folder.", kind="code",
             code=BAD_CODE["code"], tests=BAD_CODE["tests"], example=BAD_CODE["example"]))
         lines.append("disk-usage stored (unexpected)")
@@ -115,7 +117,7 @@ def exchange_between_clones(base: Path, root: Path) -> list[str]:
     laptop_dir = base / "laptop"
     git.git(base, "clone", "-q", str(remote), str(laptop_dir))
     laptop = Vault(laptop_dir, node="laptop")
-    laptop.create_skill("summarise-ci-failure", SkillEdit(
+    laptop.skills.create("summarise-ci-failure", SkillEdit(
         description="Summarise a failing CI run for a pull request comment.",
         content="1. Find the first failing step.\n2. Quote the error, not the whole log.\n"))
     record_run(laptop.layout.log_file("runs", "laptop", now()), "laptop", agent="laptop-agent",
@@ -135,7 +137,7 @@ def exchange_between_clones(base: Path, root: Path) -> list[str]:
     return ["laptop created summarise-ci-failure and recorded a run; demo recorded one too",
             f"after push and pull both clones hold {count} runs "
             f"({'the same' if same else 'DIFFERENT'} on both) and "
-            f"{len(list(home.iter_skills(include_archived=False)))} active skills",
+            f"{len(list(home.skills.iter_all(include_archived=False)))} active skills",
             "(a 'gitvault sync' command that retries lost push races is not built yet; "
             "this is plain git)"]
 
@@ -161,7 +163,7 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     for folder_ in sorted(examples_dir().iterdir()):
         example = parse_skill(read_text(folder_ / SKILL_FILE), str(folder_ / SKILL_FILE))
         meta = example.metadata
-        skill, _ = vault.create_skill(example.name, SkillEdit(
+        skill, _ = vault.skills.create(example.name, SkillEdit(
             content=example.body, description=example.description,
             trigger=meta.get("trigger"), kind=meta.get("kind"),
             provenance=meta.get("provenance"), tags=meta.get("tags"),
@@ -182,7 +184,7 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     step("Improve a skill: a patch is a new version and a git commit",
          f"gitvault skill patch {name} --file better.md")
     old = vault.get_skill(name)
-    new, _ = vault.patch_skill(name, SkillEdit(
+    new, _ = vault.skills.patch(name, SkillEdit(
         content=old.body + "5. Record the seed of a failing random test in the report.\n"))
     step("What changed between versions", f"gitvault skill diff {name} v1 v2")
     say(diff_text(render_skill(vault.read_version(name, 1)), render_skill(new),
@@ -190,17 +192,17 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
 
     step("Roll back: version 1's content comes back as version 3 (history is kept)",
          f"gitvault skill rollback {name} v1")
-    rolled = vault.rollback(name, 1)
+    rolled = vault.skills.rollback(name, 1)
     step("The history of the skill, from git", f"gitvault skill log {name}")
     for entry in vault.history(name):
         say(f"  v{entry.version}  {entry.op:<9} {entry.sha[:12]}  "
-            f"{vault.urn_for(name, entry.version)}")
+            f"{vault.skills.urn_for(name, entry.version)}")
 
     step("Archive and restore: a git mv to skills/.archive/, never a delete",
          "gitvault skill archive prefer-small-commits --reason 'merged into a guide'")
-    archived = vault.archive("prefer-small-commits", "merged into a guide")
+    archived = vault.skills.archive("prefer-small-commits", "merged into a guide")
     say(f"  archived as v{archived.version}; "
-        f"restored as v{vault.restore('prefer-small-commits').version}")
+        f"restored as v{vault.skills.restore('prefer-small-commits').version}")
 
     step("At task start an agent asks for the relevant skills within a token budget",
          "gitvault context \"pytest fails one run in ten on CI\" --budget 400")
@@ -276,7 +278,7 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     say(f"\n{commits} commits; explore with: cd {root} && gitvault skill list")
     return {
         "vault": str(root),
-        "skills": [s.name for s in vault.iter_skills(include_archived=False)],
+        "skills": [s.name for s in vault.skills.iter_all(include_archived=False)],
         "rolledBack": {"name": name, "version": rolled.version},
         "commits": commits,
         "files": files,

@@ -12,7 +12,8 @@ from typing import Any
 
 from gitvault.errors import InvalidInput
 from gitvault.skills.model import STATES
-from gitvault.vault.facade import SkillEdit, Vault
+from gitvault.skills.store import SkillEdit
+from gitvault.vault.facade import Vault
 
 ACTIONS = ("create", "patch", "search", "list")
 FIELDS = {"action", "name", "trigger", "content", "description", "kind", "tags", "query",
@@ -77,7 +78,7 @@ def handle(vault: Vault, request: dict[str, Any]) -> dict[str, Any]:
         if wanted not in (*STATES, "all"):
             raise InvalidInput(f"invalid state {wanted!r}: use one of {', '.join(STATES)}, all")
         skipped: list[str] = []
-        listed = [vault.skill_view(s, stats) for s in vault.iter_skills(skipped=skipped)
+        listed = [vault.skills.view(s, stats) for s in vault.skills.iter_all(skipped=skipped)
                   if wanted == "all" or s.state == wanted]
         answer: dict[str, Any] = {"action": "list", "skills": listed}
         if skipped:
@@ -97,10 +98,10 @@ def handle(vault: Vault, request: dict[str, Any]) -> dict[str, Any]:
             raise InvalidInput("action 'create' needs 'trigger' or 'description'")
         if edit.content is None:
             edit.content = ""
-        skill, created = vault.create_skill(name, edit)
+        skill, created = vault.skills.create(name, edit)
         status = "created" if created else "exists"
     else:
-        skill, op = vault.patch_skill(name, edit)
+        skill, op = vault.skills.patch(name, edit)
         status = "patched" if op == "patch" else "created"
     stats, _ = vault.skill_stats()
-    return {"action": action, "status": status, "skill": vault.skill_view(skill, stats)}
+    return {"action": action, "status": status, "skill": vault.skills.view(skill, stats)}

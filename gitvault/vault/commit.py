@@ -1,0 +1,54 @@
+"""``gitvault status`` and ``gitvault commit``: what is pending, and committing it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gitvault.core import git
+
+if TYPE_CHECKING:
+    from gitvault.vault.facade import Vault
+
+
+def pending_logs(vault: Vault) -> list[tuple[str, int]]:
+    """Log files with uncommitted lines: (path relative to the vault, lines)."""
+    result = []
+    for status, path in git.changed_paths(vault.top, [vault.git_path(vault.layout.logs)]):
+        if path.endswith(".jsonl") and "D" not in status:
+            rel = (vault.top / path).relative_to(vault.root).as_posix()
+            result.append((rel, git.added_lines(vault.top, path)))
+    return result
+
+
+def commit_logs(vault: Vault, message: str | None = None) -> tuple[str | None, int]:
+    """Commit every pending log line. Returns (sha or None, lines committed)."""
+    pending = pending_logs(vault)
+    lines = sum(n for _, n in pending)
+    if not pending:
+        return None, 0
+    subject = message or f"gitvault: commit {lines} record{'s' if lines != 1 else ''}"
+    vault.ensure_hooks()
+    sha = git.commit_paths(vault.top, [vault.git_path(vault.root / p) for p, _ in pending],
+                           subject, {"Op": "commit", "Node": vault.node})
+    return sha, lines
+
+
+def status(vault: Vault) -> dict[str, Any]:
+    """Skills by state, pending records, uncommitted changes to skills and config."""
+    counts = {"active": 0, "stale": 0, "archived": 0}
+    skipped: list[str] = []
+    for skill in vault.skills.iter_all(skipped=skipped):
+        counts[skill.state] = counts.get(skill.state, 0) + 1
+    pending = pending_logs(vault)
+    watched = [vault.git_path(vault.layout.skills), vault.git_path(vault.layout.config),
+               vault.git_path(vault.layout.gitattributes)]
+    changes = [{"status": st.strip(), "path": p} for st, p in
+               git.changed_paths(vault.top, watched)]
+    return {
+        "vault": str(vault.root), "node": vault.node, "scope": vault.scope,
+        "skills": counts,
+        "pending": {"records": sum(n for _, n in pending),
+                    "files": [{"path": p, "lines": n} for p, n in pending]},
+        "changes": changes,
+        "warnings": skipped,
+    }
