@@ -12,8 +12,7 @@ from typing import Any, ClassVar
 import click
 
 from gitvault.cli.common import global_options, state, wants_json
-from gitvault.cli.main import fail
-from gitvault.errors import GitvaultError
+from gitvault.cli.report import fail, report
 
 __all__ = ["cli", "main"]
 
@@ -25,7 +24,7 @@ class LazyGroup(click.Group):
 
     lazy: ClassVar[dict[str, str]] = {
         "skill": "gitvault.cli.skill:skill",
-        "record-run": "gitvault.cli.runs:record_run",
+        "record-run": "gitvault.cli.queue:record_run",
         "health": "gitvault.cli.runs:health",
         "flagged": "gitvault.cli.runs:flagged",
         "drift": "gitvault.cli.runs:drift",
@@ -124,40 +123,28 @@ def _register() -> None:
 _register()
 
 
-def _fail(code: str, message: str, exit_code: int, as_json: bool) -> None:
-    fail(code, message, exit_code, as_json or wants_json())
-
-
 def main(argv: list[str] | None = None) -> Any:
-    """Entry point of the console script."""
+    """Run the click CLI on ``argv`` and exit with its code; every error goes through
+    the one reporter (:mod:`gitvault.cli.report`)."""
     args = sys.argv[1:] if argv is None else argv
     as_json = "--json" in args
     if not args:
         args = ["--help"]
     try:
         code = cli.main(args=args, prog_name="gitvault", standalone_mode=False)
-    except GitvaultError as exc:
-        _fail(exc.code, str(exc), exc.exit_code, as_json)
     except click.UsageError as exc:
         hint = ""
         if exc.ctx is not None and exc.ctx.command_path:
             hint = f" (see '{exc.ctx.command_path} --help')"
-        _fail("usage", exc.format_message() + hint, 2, as_json)
+        sys.exit(fail("usage", exc.format_message() + hint, 2, as_json or wants_json()))
     except click.exceptions.Abort:
-        _fail("aborted", "aborted", 1, as_json)
+        sys.exit(fail("aborted", "aborted", 1, as_json or wants_json()))
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        _fail("usage", exc.format_message(), exc.exit_code, as_json)
+        sys.exit(fail("usage", exc.format_message(), exc.exit_code, as_json or wants_json()))
     except BrokenPipeError:
         sys.exit(1)
-    except KeyboardInterrupt:
-        _fail("interrupted", "interrupted", 130, as_json)
-    except Exception as exc:  # a bug: one line, never a traceback (GITVAULT_DEBUG=1 shows it)
-        import os
-
-        if os.environ.get("GITVAULT_DEBUG"):
-            raise
-        _fail("internal", f"internal error: {type(exc).__name__}: {exc} "
-                          "(rerun with GITVAULT_DEBUG=1 for the traceback)", 1, as_json)
+    except (Exception, KeyboardInterrupt) as exc:
+        sys.exit(report(exc, as_json or wants_json()))
     sys.exit(code if isinstance(code, int) else 0)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gitvault.cli.common import emit, global_options, note, state
+from gitvault.hooks.shims import HOOKS
 
 if TYPE_CHECKING:
     from gitvault.vault.facade import Vault
@@ -54,7 +55,7 @@ def uninstall() -> None:
 
 
 @hooks.command()
-@click.argument("hook", type=click.Choice(["pre-commit", "post-merge", "post-checkout"]))
+@click.argument("hook", type=click.Choice(HOOKS))
 @click.argument("args", nargs=-1)
 @click.option("--unsafe-no-sandbox", is_flag=True,
               help="Let the gate run tests where no OS sandbox can be had (recorded).")

@@ -1,11 +1,13 @@
-"""The queue commands without click: their options, handlers and text output.
+"""The hot commands (``record-run`` and the queue): one argv table, their handlers and
+text output, and one parser, with no click on their path.
 
-``gitvault/cli/queue.py`` builds the click commands from :data:`COMMANDS`; the same
-table drives :func:`try_run`, a click-free path for well-formed queue invocations
-(the queue is on agents' hot path, and importing click costs more than the
-command's work). Anything it does not fully understand (``--help``, an unknown or
-repeated option, ``--opt=value``, a value starting with ``-``) returns None, and the
-caller hands the arguments to click. Both paths print the same bytes.
+Agents call these all the time, and importing click costs more than the command's
+work. :data:`COMMANDS` drives both front ends: :func:`try_run` parses a plain
+invocation itself, and ``gitvault/cli/common.py`` builds the click commands from the
+same table. Anything :func:`parse` does not fully understand (``--help``, an unknown or
+repeated option, a missing value, a value starting with ``-``) returns None, and the
+caller hands the arguments to click. Both paths run :func:`execute` and report errors
+through :mod:`gitvault.cli.report`, so they print the same bytes and exit codes.
 """
 
 from __future__ import annotations
@@ -13,30 +15,31 @@ from __future__ import annotations
 import json
 import sys
 
-from gitvault.errors import GitvaultError
-
-TYPE_CHECKING = False  # typing is not imported at run time (the queue's hot path)
+TYPE_CHECKING = False  # typing is not imported at run time (the hot path)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from gitvault.queue.commands import Queue
+    from gitvault.vault.facade import Vault
 
 class Opt:
-    """One option: its keyword name, flag, help; ``metavar`` None makes it a flag."""
+    """One option: its keyword name, flag, help; ``metavar`` None makes it a flag; a
+    ``required`` one without a default is refused by :func:`execute` on both paths."""
 
     def __init__(self, name: str, flag: str, help: str, metavar: str | None = "TEXT",
-                 default: Any = None, kind: type = str) -> None:
+                 default: Any = None, kind: type = str, required: bool = False) -> None:
         self.name, self.flag, self.help = name, flag, help
-        self.metavar, self.default, self.kind = metavar, default, kind
+        self.metavar, self.default, self.kind, self.required = metavar, default, kind, required
 
 
 class Cmd:
-    """One command: help, handler, positional argument (its metavar), options."""
+    """One command: help, handler, positional argument (its metavar and keyword name),
+    options; ``writes`` commits the queue stream afterwards when logs.autocommit."""
 
     def __init__(self, help: str, run: Callable[..., tuple[Any, str]], arg: str | None = None,
-                 options: tuple[Opt, ...] = (), writes: bool = False) -> None:
+                 options: tuple[Opt, ...] = (), writes: bool = False, arg_name: str = "") -> None:
         self.help, self.run, self.arg, self.options, self.writes = help, run, arg, options, writes
+        self.arg_name = arg_name
 
 
 class Globals:
@@ -45,17 +48,6 @@ class Globals:
     def __init__(self, vault: str | None = None, node: str | None = None,
                  json: bool = False) -> None:
         self.vault, self.node, self.json = vault, node, json
-
-
-def open_queue(g: Globals) -> tuple[Queue, Any]:
-    """The vault's queue and its validated config, without the Vault facade."""
-    from gitvault.core import config as config_mod
-    from gitvault.core.paths import VaultLayout, find_vault, resolve_node
-    from gitvault.queue.commands import Queue
-
-    layout = VaultLayout(find_vault(g.vault))
-    cfg = config_mod.load(layout.config, layout.cache)
-    return Queue(layout, resolve_node(g.node, layout.git_dir), cfg.queue), cfg
 
 
 def _split(value: str | None) -> list[str]:
@@ -67,8 +59,15 @@ def _pr_line(pr: dict[str, Any]) -> str:
     return f"{pr['id']}  {pr['priority']:<8}  {pr['agent']}: {pr['task']}{files}"
 
 
-# -- handlers: (queue, **options) -> (data, text) ------------------------------------
-def enqueue(q: Queue, **o: Any) -> tuple[Any, str]:
+# -- handlers: (vault, **options) -> (data, text) ------------------------------------
+def record_run(v: Vault, **o: Any) -> tuple[Any, str]:
+    entry = v.record_run(**o)
+    return ({"status": "recorded", "entry": entry},
+            f"recorded {entry['result']} run of {entry['skill']} (score {entry['score']})")
+
+
+def enqueue(v: Vault, **o: Any) -> tuple[Any, str]:
+    q = v.queue
     fields = {"source": o["source"], "priority": o["priority"], "agent": o["agent"],
               "task": o["task"], "context": o["context"], "deadline": o["deadline"],
               "affectedFiles": _split(o["files"]), "affectedSkills": _split(o["skills"]),
@@ -81,7 +80,8 @@ def enqueue(q: Queue, **o: Any) -> tuple[Any, str]:
     return data, "\n".join(lines)
 
 
-def dispatch(q: Queue, **o: Any) -> tuple[Any, str]:
+def dispatch(v: Vault, **o: Any) -> tuple[Any, str]:
+    q = v.queue
     data = q.dispatch(o["max"])
     lines = [_pr_line(pr) for pr in data["prs"]] or ["nothing to dispatch"]
     for key, what in (("expired", "deadline passed"), ("released", "expired lock released"),
@@ -91,17 +91,20 @@ def dispatch(q: Queue, **o: Any) -> tuple[Any, str]:
     return data, "\n".join(lines)
 
 
-def start(q: Queue, **o: Any) -> tuple[Any, str]:
+def start(v: Vault, **o: Any) -> tuple[Any, str]:
+    q = v.queue
     data = q.start(o["pr_id"])
     files = data["pr"]["affectedFiles"]
     return data, f"started {o['pr_id']}" + (f" (locked: {', '.join(files)})" if files else "")
 
 
-def complete(q: Queue, **o: Any) -> tuple[Any, str]:
+def complete(v: Vault, **o: Any) -> tuple[Any, str]:
+    q = v.queue
     return q.complete(o["pr_id"], o["result"]), f"completed {o['pr_id']}"
 
 
-def fail(q: Queue, **o: Any) -> tuple[Any, str]:
+def fail(v: Vault, **o: Any) -> tuple[Any, str]:
+    q = v.queue
     data = q.fail(o["pr_id"], o["reason"])
     text = f"failed {o['pr_id']}: {o['reason']}"
     if data["blocked"]:
@@ -109,14 +112,16 @@ def fail(q: Queue, **o: Any) -> tuple[Any, str]:
     return data, text
 
 
-def stats(q: Queue, **o: Any) -> tuple[Any, str]:
+def stats(v: Vault, **o: Any) -> tuple[Any, str]:
+    q = v.queue
     data = q.stats()
     counts = ", ".join(f"{k} {v}" for k, v in data["byStatus"].items()) or "empty"
     return data, (f"prompt requests: {data['total']} ({counts})\n"
                   f"active locks: {data['activeLocks']}\nexpired deadlines: {data['expired']}")
 
 
-def locks(q: Queue, **o: Any) -> tuple[Any, str]:
+def locks(v: Vault, **o: Any) -> tuple[Any, str]:
+    q = v.queue
     if o["release_expired"]:
         data = q.release_expired()
         text = f"released {data['released']} expired lock(s), {data['active']} active"
@@ -131,7 +136,8 @@ def locks(q: Queue, **o: Any) -> tuple[Any, str]:
     return held, "\n".join(lines) or "no active locks"
 
 
-def dag(q: Queue, **o: Any) -> tuple[Any, str]:
+def dag(v: Vault, **o: Any) -> tuple[Any, str]:
+    q = v.queue
     data = q.dag(o["dag_id"])
     counts = ", ".join(f"{k} {data.get(k, 0)}" for k in
                        ("queued", "running", "done", "failed", "blocked", "purged"))
@@ -142,7 +148,8 @@ def dag(q: Queue, **o: Any) -> tuple[Any, str]:
     return data, "\n".join(lines)
 
 
-def dag_create(q: Queue, **o: Any) -> tuple[Any, str]:
+def dag_create(v: Vault, **o: Any) -> tuple[Any, str]:
+    q = v.queue
     from pathlib import Path
 
     from gitvault.queue.dag import read_dag_file
@@ -156,6 +163,14 @@ def dag_create(q: Queue, **o: Any) -> tuple[Any, str]:
 
 
 COMMANDS: dict[str, Cmd] = {
+    "record-run": Cmd("Append one skill run to logs/runs/ (no commit; see 'gitvault commit').",
+                      record_run, options=(
+        Opt("agent", "--agent", "Who ran the skill.", default="default"),
+        Opt("skill", "--skill", "The skill that ran (required).", required=True),
+        Opt("task", "--task", "What the run was for (secrets are redacted).", default=""),
+        Opt("result", "--result", "success, partial or fail.", default="success"),
+        Opt("score", "--score", "A number from 0 to 1 (clamped).", default="1.0"),
+        Opt("notes", "--notes", "Free text (secrets are redacted).", default=""))),
     "enqueue": Cmd("Add a prompt request to the queue (an identical queued one is a duplicate).",
                    enqueue, writes=True, options=(
         Opt("source", "--source", "Where it comes from (human, cron, webhook, ...).", default="human"),
@@ -190,20 +205,31 @@ COMMANDS: dict[str, Cmd] = {
                       "dependsOn: [key, ...], ...}]}): all its PRs, or none.", dag_create, "FILE",
                       writes=True),
 }
-_ARG_NAMES = {"start": "pr_id", "complete": "pr_id", "fail": "pr_id", "dag": "dag_id",
-              "dag-create": "file"}
+for _name, _arg in {"start": "pr_id", "complete": "pr_id", "fail": "pr_id", "dag": "dag_id",
+                    "dag-create": "file"}.items():
+    COMMANDS[_name].arg_name = _arg
+
+
+def _check_required(name: str, options: dict[str, Any]) -> None:
+    from gitvault.errors import InvalidInput
+
+    for opt in COMMANDS[name].options:
+        if opt.required and options.get(opt.name) in (None, ""):
+            raise InvalidInput(f"missing option '{opt.flag}' (see 'gitvault {name} --help')")
 
 
 def execute(name: str, g: Globals, options: dict[str, Any]) -> tuple[Any, str, list[str]]:
-    """Run queue command ``name``: (data, text, warnings), the JSON data holding the
+    """Run hot command ``name``: (data, text, warnings), the JSON data holding the
     warnings too. Raises GitvaultError."""
-    queue, cfg = open_queue(g)
-    data, text = COMMANDS[name].run(queue, **options)
-    if COMMANDS[name].writes and cfg.logs.autocommit:
-        from gitvault.vault.facade import Vault
+    from gitvault.vault.facade import Vault
 
-        Vault(queue.log.layout.root, queue.node).commit_logs("gitvault: record queue")
-    warnings = [str(w) for w in queue.warnings]
+    _check_required(name, options)
+    vault = Vault.open(g.vault, g.node)
+    cmd = COMMANDS[name]
+    data, text = cmd.run(vault, **options)
+    if cmd.writes:
+        vault.autocommit("queue")
+    warnings = vault.warnings()
     if warnings and isinstance(data, dict):
         data["warnings"] = warnings
     return data, text, warnings
@@ -214,29 +240,38 @@ def render(data: Any, text: str, as_json: bool) -> str:
 
 
 # -- the click-free path ---------------------------------------------------------------
+GLOBALS = ("--json", "--vault", "--node")
+
+
 def parse(argv: list[str]) -> tuple[str, Globals, dict[str, Any]] | None:
-    """(command, globals, options) for a plain queue invocation, else None."""
+    """(command, globals, options) for a plain hot invocation, else None. Global options
+    may stand before or after the command; ``--flag=value`` and ``--flag value`` both
+    work."""
     g = Globals()
-    index = 0
-    while index < len(argv) and argv[index] in ("--json", "--vault", "--node"):
-        index = _global(argv, index, g)
-        if index < 0:
-            return None
-    if index >= len(argv) or argv[index] not in COMMANDS:
-        return None
-    name = argv[index]
-    cmd = COMMANDS[name]
-    by_flag = {opt.flag: opt for opt in cmd.options}
-    options: dict[str, Any] = {opt.name: opt.default for opt in cmd.options}
+    name: str | None = None
+    cmd: Cmd | None = None
+    options: dict[str, Any] = {}
+    by_flag: dict[str, Opt] = {}
     given: set[str] = set()
     positional: list[str] = []
-    index += 1
-    while index < len(argv):
-        token = argv[index]
-        if token in ("--json", "--vault", "--node"):
-            index = _global(argv, index, g)
+    items = _split_equals(argv)
+    if items is None:
+        return None
+    index = 0
+    while index < len(items):
+        token = items[index]
+        if token in GLOBALS:
+            index = _global(items, index, g)
             if index < 0:
                 return None
+            continue
+        if cmd is None:
+            if token not in COMMANDS:
+                return None
+            name, cmd = token, COMMANDS[token]
+            by_flag = {opt.flag: opt for opt in cmd.options}
+            options = {opt.name: opt.default for opt in cmd.options}
+            index += 1
             continue
         if token.startswith("-"):
             opt = by_flag.get(token)
@@ -247,9 +282,9 @@ def parse(argv: list[str]) -> tuple[str, Globals, dict[str, Any]] | None:
                 options[opt.name] = True
                 index += 1
                 continue
-            if index + 1 >= len(argv) or argv[index + 1].startswith("-"):
+            if index + 1 >= len(items) or items[index + 1].startswith("-"):
                 return None
-            value = argv[index + 1]
+            value = items[index + 1]
             if opt.kind is int:
                 if not value.isdigit():
                     return None
@@ -260,11 +295,27 @@ def parse(argv: list[str]) -> tuple[str, Globals, dict[str, Any]] | None:
             continue
         positional.append(token)
         index += 1
-    if len(positional) != (1 if cmd.arg else 0):
+    if cmd is None or name is None or len(positional) != (1 if cmd.arg else 0):
         return None
     if cmd.arg:
-        options[_ARG_NAMES[name]] = positional[0]
+        options[cmd.arg_name] = positional[0]
     return name, g, options
+
+
+def _split_equals(argv: list[str]) -> list[str] | None:
+    """``--flag=value`` as two tokens; ``--`` (end of options) is left to click."""
+    out: list[str] = []
+    for token in argv:
+        if token == "--":
+            return None
+        if token.startswith("--") and "=" in token:
+            flag, _, value = token.partition("=")
+            if flag == "--json":
+                return None
+            out += [flag, value]
+        else:
+            out.append(token)
+    return out
 
 
 def _global(argv: list[str], index: int, g: Globals) -> int:
@@ -280,23 +331,18 @@ def _global(argv: list[str], index: int, g: Globals) -> int:
 
 
 def try_run(argv: list[str]) -> int | None:
-    """Run a plain queue command without click and return its exit code; None when the
+    """Run a plain hot command without click and return its exit code; None when the
     arguments are not plain (the caller then runs the click CLI with them)."""
     parsed = parse(argv)
     if parsed is None:
         return None
     name, g, options = parsed
+    from gitvault.cli.report import report
+
     try:
         data, text, warnings = execute(name, g, options)
-    except GitvaultError as exc:
-        sys.stderr.write(f"gitvault: error: {exc}\n")
-        if g.json:
-            error = {"error": {"code": exc.code, "message": str(exc)}}
-            sys.stdout.write(json.dumps(error) + "\n")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("gitvault: error: interrupted\n")
-        return 130
+    except (Exception, KeyboardInterrupt) as exc:
+        return report(exc, g.json)
     for line in warnings:
         sys.stderr.write(f"gitvault: warning: {line}\n")
     out = render(data, text, g.json)

@@ -1,8 +1,10 @@
-"""The prompt-request bus commands (agent-skill-bus's names, flags and ``--json``
-shapes): enqueue, dispatch, start, complete, fail, stats, locks, dag, dag-create.
+"""The hot commands as click commands: ``record-run`` and the prompt-request bus
+(agent-skill-bus's names, flags and ``--json`` shapes: enqueue, dispatch, start,
+complete, fail, stats, locks, dag, dag-create).
 
-Options, handlers and text output live in :mod:`gitvault.cli.hot`, shared with the
-click-free fast path; this module turns that table into click commands.
+Options, handlers and text output live in :mod:`gitvault.cli.hot`, the table the
+click-free path parses too; this module turns each entry into a click command whose
+callback runs the same :func:`gitvault.cli.hot.execute`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 import click
 
 from gitvault.cli.common import global_options, state, warn
-from gitvault.cli.hot import _ARG_NAMES, COMMANDS, Globals, execute, render
+from gitvault.cli.hot import COMMANDS, Globals, execute, render
 
 
 def _build(name: str) -> click.Command:
@@ -36,11 +38,12 @@ def _build(name: str) -> click.Command:
                                 default=opt.default, show_default=opt.default not in (None, ""),
                                 help=opt.help)(func)
     if spec.arg:
-        func = click.argument(_ARG_NAMES[name], metavar=spec.arg)(func)
+        func = click.argument(spec.arg_name, metavar=spec.arg)(func)
     func = global_options(func)
     return click.command(name, help=spec.help, short_help=spec.help.split(":")[0].split(" (")[0])(func)
 
 
+record_run = _build("record-run")
 enqueue = _build("enqueue")
 dispatch = _build("dispatch")
 start = _build("start")

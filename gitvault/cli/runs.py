@@ -1,5 +1,6 @@
-"""Runs and health, with agent-skill-bus's names, flags and --json shapes:
-record-run, health, flagged, drift, dashboard; plus lifecycle and import-bus."""
+"""Runs and health, with agent-skill-bus's names, flags and --json shapes: health,
+flagged, drift, dashboard; plus lifecycle and import-bus (record-run is a hot command:
+:mod:`gitvault.cli.queue`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import click
 
 from gitvault.cli.common import emit, global_options, state, warn
+from gitvault.skills.usage import with_warnings
 
 DAYS = click.option("--days", type=click.IntRange(min=0), default=None, metavar="N",
                     help="The recent window in days (default: health.window_days, 7).")
@@ -16,51 +18,13 @@ FAIL_ON = click.option("--fail-on", is_flag=True,
                        help="Exit 1 when anything is listed (for CI).")
 
 
-@click.command("record-run")
-@click.option("--agent", default="default", show_default=True, help="Who ran the skill.")
-@click.option("--skill", required=True, help="The skill that ran.")
-@click.option("--task", default="", help="What the run was for (secrets are redacted).")
-@click.option("--result", default="success", show_default=True,
-              help="success, partial or fail.")
-@click.option("--score", default="1.0", show_default=True, help="A number from 0 to 1 (clamped).")
-@click.option("--notes", default="", help="Free text (secrets are redacted).")
-@global_options
-def record_run(agent: str, skill: str, task: str, result: str, score: str, notes: str) -> None:
-    """Append one skill run to logs/runs/ (no commit; see 'gitvault commit')."""
-    from gitvault.core.clock import now
-    from gitvault.runs.record import record_run as append_run
-
-    vault = state().vault()
-    entry = append_run(vault.layout.log_file("runs", vault.node, now()), vault.node,
-                       agent=agent, skill=skill, task=task, result=result, score=score,
-                       notes=notes)
-    if vault.config.logs.autocommit:
-        vault.commit_logs("gitvault: record run")
-    emit({"status": "recorded", "entry": entry},
-         f"recorded {entry['result']} run of {entry['skill']} (score {entry['score']})")
-
-
-def _analysis(days: int | None) -> tuple[Any, Any, int, list[str]]:
+def _analysis() -> tuple[Any, Any, list[str]]:
+    """The open vault, its runs, and the bad-line warnings (printed on stderr)."""
+    from gitvault.runs.report import run_warnings
 
     vault = state().vault()
     runs = vault.runs()
-    window = vault.config.health.window_days if days is None else days
-    warnings = warn([f"{_shown(vault, w.file)}:{w.line}: {w.reason}" for w in runs.warnings])
-    return vault, runs, window, warnings
-
-
-def _shown(vault: Any, file: str) -> str:
-    """A log file's path relative to the vault, when it is inside it."""
-    try:
-        return vault.layout.rel(Path(file))
-    except ValueError:
-        return file
-
-
-def _with_warnings(data: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
-    if warnings:
-        data["warnings"] = warnings
-    return data
+    return vault, runs, warn(run_warnings(runs, vault.layout))
 
 
 def _table(report: dict[str, dict[str, Any]]) -> str:
@@ -74,20 +38,23 @@ def _table(report: dict[str, dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def _exit_if(fail_on: bool, found: int) -> None:
+    if fail_on and found:
+        click.get_current_context().exit(1)
+
+
 @click.command()
 @DAYS
 @global_options
 def health(days: int | None) -> None:
     """Per-skill health: runs, avgScore, recentAvg, trend, lastFail, consecutiveFails,
     flagged (the rules of agent-skill-bus; threshold health.flag_below)."""
-    from gitvault.core.clock import iso, now
-    from gitvault.runs import health as rules
+    from gitvault.core.clock import now
+    from gitvault.runs.report import health_report
 
-    vault, runs, window, warnings = _analysis(days)
-    moment = now()
-    report = rules.analyze(runs, moment, window, rules.Thresholds.from_config(vault.config.health))
-    data = {"lastUpdated": iso(moment), "skills": rules.to_json_numbers(report)}
-    emit(_with_warnings(data, warnings), lambda: _table(report))
+    vault, runs, warnings = _analysis()
+    data = health_report(runs, now(), vault.config.health, warnings, days)
+    emit(data, lambda: _table(data["skills"]))
 
 
 @click.command()
@@ -97,15 +64,13 @@ def health(days: int | None) -> None:
 def flagged(days: int | None, fail_on: bool) -> None:
     """Skills that are flagged: low average, declining or broken."""
     from gitvault.core.clock import now
-    from gitvault.runs import health as rules
+    from gitvault.runs.report import flagged_report
 
-    vault, runs, window, warnings = _analysis(days)
-    report = rules.analyze(runs, now(), window, rules.Thresholds.from_config(vault.config.health))
-    found = rules.flagged(report)
-    emit(_with_warnings({"count": len(found), "skills": rules.to_json_numbers(found)}, warnings),
-         lambda: _table({f["name"]: f for f in found}) if found else "no flagged skills")
-    if fail_on and found:
-        click.get_current_context().exit(1)
+    vault, runs, warnings = _analysis()
+    data = flagged_report(runs, now(), vault.config.health, warnings, days)
+    found = data["skills"]
+    emit(data, lambda: _table({f["name"]: f for f in found}) if found else "no flagged skills")
+    _exit_if(fail_on, data["count"])
 
 
 @click.command()
@@ -115,15 +80,14 @@ def drift(fail_on: bool) -> None:
     """Skills whose average dropped more than health.drift_threshold (0.15) from last
     week to this week."""
     from gitvault.core.clock import now
-    from gitvault.runs import health as rules
+    from gitvault.runs.report import drift_report
 
-    vault, runs, window, warnings = _analysis(None)
-    found = rules.drift(runs, now(), rules.Thresholds.from_config(vault.config.health), window)
-    emit(_with_warnings({"count": len(found), "skills": rules.to_json_numbers(found)}, warnings),
-         lambda: "\n".join(f"{d['name']}: {d['lastWeekAvg']:.3f} -> {d['thisWeekAvg']:.3f} "
-                           f"(drop {d['drop']:.3f})" for d in found) or "no drifting skills")
-    if fail_on and found:
-        click.get_current_context().exit(1)
+    vault, runs, warnings = _analysis()
+    data = drift_report(runs, now(), vault.config.health, warnings)
+    emit(data, lambda: "\n".join(f"{d['name']}: {d['lastWeekAvg']:.3f} -> {d['thisWeekAvg']:.3f} "
+                                 f"(drop {d['drop']:.3f})" for d in data["skills"])
+         or "no drifting skills")
+    _exit_if(fail_on, data["count"])
 
 
 @click.command()
@@ -140,25 +104,22 @@ def dashboard(days: int | None, no_color: bool, html_file: str | None) -> None:
 
     from gitvault.core.clock import now
     from gitvault.runs import dashboard as view
-    from gitvault.runs import health as rules
+    from gitvault.runs.report import dashboard_report
 
-    vault, runs, window, warnings = _analysis(days)
+    vault, runs, warnings = _analysis()
     moment = now()
-    thresholds = rules.Thresholds.from_config(vault.config.health)
-    report = rules.analyze(runs, moment, window, thresholds)
-    drift_rows = rules.drift(runs, moment, thresholds, window)
-    data: dict[str, Any] = {"skills": rules.to_json_numbers(report),
-                            "drift": rules.to_json_numbers(drift_rows)}
+    section = vault.config.health
+    window = section.window_days if days is None else days
+    data, report, drift_rows = dashboard_report(runs, moment, section, warnings, days)
     if html_file:
         from gitvault.skills.model import write_atomic
 
         write_atomic(Path(html_file), view.render_html(report, drift_rows, runs, moment, window,
-                                                       thresholds.flag_below))
+                                                       section.flag_below))
         data["html"] = str(Path(html_file).resolve())
     color = not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
-    emit(_with_warnings(data, warnings),
-         lambda: (f"wrote {data['html']}\n" if html_file else "") + view.render_terminal(
-             report, {d["name"] for d in drift_rows}, window, None, color))
+    emit(data, lambda: (f"wrote {data['html']}\n" if html_file else "") + view.render_terminal(
+        report, {d["name"] for d in drift_rows}, window, None, color))
 
 
 @click.command()
@@ -169,7 +130,7 @@ def lifecycle(dry_run: bool) -> None:
     failing at least lifecycle.stale_failure_rate (70%) of at least lifecycle.min_outcomes
     (3) outcomes since their last change. Each change is a new version."""
     changes, warnings = state().vault().lifecycle(dry_run)
-    emit(_with_warnings({"dryRun": dry_run, "changes": changes}, warn(warnings)),
+    emit(with_warnings({"dryRun": dry_run, "changes": changes}, warn(warnings)),
          lambda: "\n".join(f"{'would mark' if dry_run else 'marked'} {c['name']} stale: "
                            f"{c['reason']}" for c in changes) or "no lifecycle changes")
 
@@ -186,7 +147,7 @@ def import_bus(directory: str) -> None:
     result = import_bus(vault, Path(directory))
     warnings = warn(result.pop("warnings"))
     queue = result.get("queue")
-    emit(_with_warnings(result, warnings),
+    emit(with_warnings(result, warnings),
          f"imported {result['runs']['imported']} runs "
          f"({result['runs']['skipped']} already imported)"
          + (f"; queue: {queue['prs']} PRs, {queue['locks']} locks, {queue['dags']} DAGs "

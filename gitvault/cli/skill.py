@@ -8,6 +8,8 @@ from typing import Any
 import click
 
 from gitvault.cli.common import emit, global_options, read_input, state, warn
+from gitvault.skills.model import KINDS, PROVENANCES
+from gitvault.skills.usage import LIST_STATES
 
 
 @click.group()
@@ -67,9 +69,9 @@ def _code_files(code: str | None, tests: str | None, example: str | None) -> dic
 @click.option("--description", metavar="TEXT", required=True,
               help="What the skill does and when to use it (1-1024 characters).")
 @_content_options
-@click.option("--kind", type=click.Choice(["procedure", "code", "lesson"]),
+@click.option("--kind", type=click.Choice(KINDS),
               help="procedure (default), code or lesson.")
-@click.option("--provenance", type=click.Choice(["agent", "curator", "human"]),
+@click.option("--provenance", type=click.Choice(PROVENANCES),
               help="Who wrote it (default: agent).")
 @_edit_options
 @_code_options
@@ -152,19 +154,15 @@ def show(ref: str) -> None:
 
 @skill.command("list")
 @click.option("--state", "state_", default="active", show_default=True,
-              type=click.Choice(["active", "stale", "archived", "all"]),
-              help="Which skills to list.")
+              type=click.Choice(LIST_STATES), help="Which skills to list.")
 @global_options
 def list_(state_: str) -> None:
     """List skills with their version, state and derived usage counts."""
     vault = state().vault()
     stats, warnings = vault.skill_stats()
-    skipped: list[str] = []
-    views = [vault.skills.view(s, stats) for s in vault.skills.iter_all(skipped=skipped)
-             if state_ == "all" or s.state == state_]
-    data: dict[str, Any] = {"skills": views}
-    if warnings or skipped:
-        data["warnings"] = warn([*skipped, *warnings])
+    data = vault.skills.listing(state_, stats, warnings)
+    warn(data.get("warnings", []))
+    views = data["skills"]
 
     def text() -> str:
         if not views:

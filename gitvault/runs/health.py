@@ -1,4 +1,4 @@
-"""Skill health, flags, drift and lifecycle rules (SPEC §4.2, §2.3): pure functions.
+"""Skill health, flags and drift (SPEC §4.2): pure functions.
 
 On well-formed runs the numbers equal agent-skill-bus 1.4.0's: scores are summed
 in reader order as doubles, averages are rounded the way JavaScript's
@@ -11,7 +11,6 @@ from __future__ import annotations
 import operator
 import sys
 from bisect import bisect_right
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -161,47 +160,3 @@ def to_json_numbers(value: Any) -> Any:
     if isinstance(value, list):
         return [to_json_numbers(v) for v in value]
     return value
-
-
-@dataclass(frozen=True)
-class LifecycleRules:
-    stale_after_days: int = 14
-    stale_failure_rate: float = 0.70
-    min_outcomes: int = 3
-
-    @classmethod
-    def from_config(cls, section: Any) -> LifecycleRules:
-        return cls(section.stale_after_days, section.stale_failure_rate, section.min_outcomes)
-
-
-def skill_usage(events: Iterable[dict[str, Any]]
-                ) -> tuple[dict[str, str], dict[str, list[tuple[str, bool]]]]:
-    """From ``events`` records: each skill's last injection (ts) and its outcomes
-    (ts, success) in record order. Skill refs may carry ``@vN``."""
-    last_inject: dict[str, str] = {}
-    outcomes: dict[str, list[tuple[str, bool]]] = {}
-    for record in events:
-        op = record.get("op")
-        for name in (str(ref).split("@")[0] for ref in record.get("skills") or []):
-            if op == "inject":
-                last_inject[name] = record["ts"]
-            elif op == "outcome":
-                outcomes.setdefault(name, []).append((record["ts"], record.get("success") is True))
-    return last_inject, outcomes
-
-
-def stale_reason(last_used: datetime, successes: int, failures: int, now: datetime,
-                 rules: LifecycleRules) -> str | None:
-    """Why an active skill should become stale (SPEC §2.3), or None.
-
-    ``last_used`` is its last injection, or its last change if it was never injected
-    since; the outcomes are those recorded since its last change (a patch gives a
-    skill a fresh start).
-    """
-    idle = now - last_used
-    if idle >= timedelta(days=rules.stale_after_days):
-        return f"not injected for {idle.days} days"
-    outcomes = successes + failures
-    if outcomes >= rules.min_outcomes and failures / outcomes >= rules.stale_failure_rate:
-        return f"{failures} of {outcomes} outcomes failed ({failures / outcomes:.0%})"
-    return None

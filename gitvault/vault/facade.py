@@ -105,6 +105,10 @@ class Vault:
             self._queue = Queue(self.layout, self.node, self.config.queue)
         return self._queue
 
+    def warnings(self) -> list[str]:
+        """Bad lines the capabilities used so far met while reading (SPEC §3)."""
+        return [str(w) for w in self._queue.warnings] if self._queue is not None else []
+
     def runs(self) -> Runs:
         """Every run record, per skill, through the incremental cache."""
         from gitvault.runs import reader
