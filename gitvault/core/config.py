@@ -270,21 +270,3 @@ def load(path: Path, cache_dir: Path | None = None) -> Config:
         except (OSError, TypeError, ValueError):
             pass  # the cache is an optimisation; a failure to write it is harmless
     return config
-
-
-def render_default() -> str:
-    """The commented gitvault.yaml that ``init`` writes: every default spelled out."""
-    lines = [
-        "# gitvault configuration: every key with its default value.",
-        "# An unknown key or a wrong type is an error. See SPEC section 8.",
-        "# Anything that makes gitvault run a program (LLM command, command sources) is",
-        "# read from git config or the environment only, never from this file.",
-    ]
-    for name, keys in SCHEMA.items():
-        lines.append("")
-        lines.append(f"{name}:")
-        for key, spec in keys.items():
-            value = json.dumps(spec.default)
-            lines.append(f"  {key}: {value}".ljust(36) + f"  # {spec.comment}")
-    lines.append("")
-    return "\n".join(lines)

@@ -11,7 +11,6 @@ from gitvault.errors import InvalidInput, NotFound
 
 CONFIG_NAME = "gitvault.yaml"
 STREAMS = ("runs", "events", "queue", "knowledge", "gate", "improvements", "health")
-GITATTRIBUTES = ("logs/**/*.jsonl merge=union", "skills/**/SKILL.md text eol=lf")
 NODE_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from gitvault.core import git
-from gitvault.errors import InvalidInput, NotFound
+from gitvault.core.shipped import shipped
+from gitvault.errors import InvalidInput
 
 HOOKS = ("pre-commit", "post-merge", "post-checkout")
 MARK = "# gitvault-hook-shim"
@@ -20,12 +21,8 @@ PLACEHOLDER = "__GITVAULT_PYTHON__"
 
 
 def shim_folder() -> Path:
-    """The shipped shims: ``gitvault/_hooks`` in a wheel, ``hooks/`` in a checkout."""
-    here = Path(__file__).resolve().parent.parent
-    for folder in (here / "_hooks", here.parent / "hooks"):
-        if (folder / "pre-commit").is_file():
-            return folder
-    raise NotFound("the gitvault hook shims are missing from this installation")
+    """The shipped shims (``hooks/`` of the source, ``gitvault/_hooks`` in a wheel)."""
+    return shipped("hooks")
 
 
 def shim_text(hook: str, python: str | None = None) -> str:

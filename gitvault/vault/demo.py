@@ -17,6 +17,7 @@ from typing import Any
 
 from gitvault.core import git, records
 from gitvault.core.clock import iso, now
+from gitvault.core.shipped import shipped
 from gitvault.errors import GitvaultError, InvalidInput
 from gitvault.runs import health
 from gitvault.runs.record import record_run
@@ -33,11 +34,7 @@ Echo = Callable[[str], None]
 
 def examples_dir() -> Path:
     """The bundled example skills (in the wheel, or in a source checkout)."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "_examples" / "skills", here.parent / "examples" / "skills"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("the bundled example skills are missing from this installation")
+    return shipped("examples") / "skills"
 
 
 GOOD_CODE = {

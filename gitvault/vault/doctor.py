@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from gitvault.core import git, records
-from gitvault.core.paths import GITATTRIBUTES, STREAMS, VaultLayout
+from gitvault.core.paths import STREAMS, VaultLayout
+from gitvault.core.shipped import gitattributes_lines
 from gitvault.errors import GitvaultError
 from gitvault.skills.model import NAME_RE, SKILL_FILE, read_skill
 
@@ -43,7 +44,7 @@ def check_layout(layout: VaultLayout, repair: bool) -> list[Problem]:
             problems.append(problem)
     present = layout.gitattributes.read_text("utf-8").splitlines() \
         if layout.gitattributes.is_file() else []
-    missing = [line for line in GITATTRIBUTES if line not in present]
+    missing = [line for line in gitattributes_lines() if line not in present]
     if missing:
         problem = Problem("layout", ".gitattributes", f"missing line(s): {'; '.join(missing)}")
         if repair:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from gitvault.core import config as config_mod
 from gitvault.core import git
-from gitvault.core.paths import GITATTRIBUTES, VaultLayout, resolve_node
+from gitvault.core.paths import VaultLayout, resolve_node
+from gitvault.core.shipped import gitattributes_lines, template
 from gitvault.errors import Conflict, InvalidInput
 from gitvault.hooks import shims
 from gitvault.skills.model import write_atomic
@@ -32,11 +33,11 @@ def init_vault(folder: Path, remote: str | None = None) -> tuple[Path, list[str]
     if layout.config.exists():
         config_mod.load(layout.config)  # an existing config must be valid
     else:
-        write_atomic(layout.config, config_mod.render_default())
+        write_atomic(layout.config, template("gitvault.yaml"))
         made.append(layout.rel(layout.config))
     present = layout.gitattributes.read_text("utf-8").splitlines() \
         if layout.gitattributes.exists() else []
-    missing = [line for line in GITATTRIBUTES if line not in present]
+    missing = [line for line in gitattributes_lines() if line not in present]
     if missing:
         write_atomic(layout.gitattributes, "\n".join([*present, *missing]) + "\n")
         made.append(layout.rel(layout.gitattributes))

@@ -1,0 +1,31 @@
+"""Files gitvault ships beside its code: ``hooks/`` (the shims), ``templates/`` (what
+``init`` writes) and ``examples/`` (the demo's skills). In a wheel they are
+``gitvault/_<name>/`` (pyproject force-includes them); in a source checkout they are
+``<repo>/<name>/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitvault.errors import NotFound
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def shipped(name: str) -> Path:
+    """The shipped folder ``name`` (``hooks``, ``templates``, ``examples``)."""
+    for folder in (_PACKAGE / f"_{name}", _PACKAGE.parent / name):
+        if folder.is_dir():
+            return folder
+    raise NotFound(f"the gitvault {name} folder is missing from this installation")
+
+
+def template(name: str) -> str:
+    """The text of ``templates/<name>``."""
+    return (shipped("templates") / name).read_text("utf-8")
+
+
+def gitattributes_lines() -> list[str]:
+    """The lines every vault's ``.gitattributes`` holds (SPEC §1)."""
+    return [line for line in template("gitattributes").splitlines() if line.strip()]
