@@ -1,7 +1,7 @@
 """Side-by-side benchmark of runs and health against agent-skill-bus 1.4.0 (SPEC §9).
 
 For each size (default 10k, 100k, 1M runs) it generates one log with
-shared/tools/gen_runs.py, gives the same bytes to both tools (the peer's data
+bench/gen_runs.py, gives the same bytes to both tools (the peer's data
 folder; a file under the vault's logs/runs/), then times whole processes:
   record-run                       (one CLI call; target <= 0.8x the peer)
   health, drift on a first run     (gitvault's cache removed; target <= 0.25x time,

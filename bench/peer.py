@@ -17,7 +17,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 PEER_VERSION = "1.4.0"
 PEER_DIR = BENCH / ".peer"
-GEN_RUNS = REPO.parent / "shared" / "tools" / "gen_runs.py"
+GEN_RUNS = REPO / "bench" / "gen_runs.py"  # the project's own generator
 
 
 def peer_cli() -> list[str]:

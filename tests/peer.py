@@ -35,7 +35,7 @@ def peer(data_dir: Path, *args: str, now: str = NOW) -> Any:
 
 def generate(data_dir: Path, count: int, seed: int, days: float = 30, skills: int = 50,
              end: str = NOW) -> Path:
-    """Generated runs in the peer's data layout (gen_runs.py from shared/tools)."""
+    """Generated runs in the peer's data layout (bench/gen_runs.py)."""
     out = data_dir / RUNS_FILE
     out.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, str(GEN_RUNS), "--count", str(count), "--out", str(out),
