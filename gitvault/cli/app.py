@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import click
 
 from gitvault.cli.common import global_options, state, wants_json
+from gitvault.cli.hot import COMMANDS as HOT
 from gitvault.cli.report import fail, report
 
 __all__ = ["cli", "main"]
@@ -23,8 +24,8 @@ class LazyGroup(click.Group):
     """Subcommands live in their own modules, imported only when used (fast --help)."""
 
     lazy: ClassVar[dict[str, str]] = {
+        **{name: f"gitvault.cli.queue:{name.replace('-', '_')}" for name in HOT},
         "skill": "gitvault.cli.skill:skill",
-        "record-run": "gitvault.cli.queue:record_run",
         "health": "gitvault.cli.runs:health",
         "flagged": "gitvault.cli.runs:flagged",
         "drift": "gitvault.cli.runs:drift",
@@ -33,15 +34,6 @@ class LazyGroup(click.Group):
         "import-bus": "gitvault.cli.runs:import_bus",
         "tool": "gitvault.cli.tool:tool",
         "hooks": "gitvault.cli.hooks:hooks",
-        "enqueue": "gitvault.cli.queue:enqueue",
-        "dispatch": "gitvault.cli.queue:dispatch",
-        "start": "gitvault.cli.queue:start",
-        "complete": "gitvault.cli.queue:complete",
-        "fail": "gitvault.cli.queue:fail",
-        "stats": "gitvault.cli.queue:stats",
-        "locks": "gitvault.cli.queue:locks",
-        "dag": "gitvault.cli.queue:dag",
-        "dag-create": "gitvault.cli.queue:dag_create",
         "search": "gitvault.cli.retrieval:search",
         "context": "gitvault.cli.retrieval:context",
         "outcome": "gitvault.cli.retrieval:outcome",
@@ -50,8 +42,8 @@ class LazyGroup(click.Group):
     # What `gitvault --help` lists, so it need not import every command module.
     # tests/cli/test_help.py checks each line against the command's own help.
     summaries: ClassVar[dict[str, str]] = {
+        **{name: spec.summary for name, spec in HOT.items()},
         "skill": "Create, change and inspect skills.",
-        "record-run": "Append one skill run to logs/runs/.",
         "health": "Per-skill health: averages, trend, fails in a row, flags.",
         "flagged": "Skills that are flagged: low average, declining or broken.",
         "drift": "Skills whose average dropped since last week.",
@@ -60,15 +52,6 @@ class LazyGroup(click.Group):
         "import-bus": "Import an agent-skill-bus data folder.",
         "tool": "Run one skill_patch JSON request (for agents).",
         "hooks": "Install, remove or run the git hooks.",
-        "enqueue": "Add a prompt request to the queue.",
-        "dispatch": "Prompt requests ready to start, highest priority first.",
-        "start": "Start a prompt request (takes its file locks).",
-        "complete": "Mark a prompt request done (releases its locks).",
-        "fail": "Mark a prompt request failed (blocks its dependents).",
-        "stats": "Queue counts by status, locks, expired deadlines.",
-        "locks": "Show file locks; release expired ones.",
-        "dag": "State of one DAG of prompt requests.",
-        "dag-create": "Create a whole DAG of prompt requests from a file.",
         "search": "Rank skills for a query.",
         "context": "The skills block to inject for a prompt.",
         "outcome": "Record whether an injection's task succeeded.",

@@ -29,29 +29,27 @@ def _top() -> tuple[Vault, Path]:
     return vault, vault.top
 
 
+def _shims(verb: str, nothing: str) -> None:
+    from gitvault.hooks import shims
+
+    _, top = _top()
+    done = getattr(shims, verb)(top)
+    emit({"status": f"{verb}ed", "changes": done}, "; ".join(done) if done else nothing)
+
+
 @hooks.command()
 @global_options
 def install() -> None:
     """Install the pre-commit, post-merge and post-checkout shims (a hook of your own
     is kept as <hook>.legacy and still runs first)."""
-    from gitvault.hooks import shims
-
-    _, top = _top()
-    done = shims.install(top)
-    emit({"status": "installed", "changes": done},
-         "; ".join(done) if done else "hooks already installed; nothing changed")
+    _shims("install", "hooks already installed; nothing changed")
 
 
 @hooks.command()
 @global_options
 def uninstall() -> None:
     """Remove gitvault's shims (never a hook of your own); restore <hook>.legacy."""
-    from gitvault.hooks import shims
-
-    _, top = _top()
-    done = shims.uninstall(top)
-    emit({"status": "uninstalled", "changes": done},
-         "; ".join(done) if done else "no gitvault hooks installed; nothing changed")
+    _shims("uninstall", "no gitvault hooks installed; nothing changed")
 
 
 @hooks.command()

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from gitvault.queue.commands import Queue
     from gitvault.vault.facade import Vault
 
 class Opt:
@@ -33,13 +34,17 @@ class Opt:
 
 
 class Cmd:
-    """One command: help, handler, positional argument (its metavar and keyword name),
-    options; ``writes`` commits the queue stream afterwards when logs.autocommit."""
+    """One command: its one-line summary, help, handler, positional argument (its metavar and keyword name),
+    options; ``writes`` commits the queue stream afterwards when logs.autocommit; the
+    handler gets the vault's queue (``on_queue``) or the vault."""
 
-    def __init__(self, help: str, run: Callable[..., tuple[Any, str]], arg: str | None = None,
-                 options: tuple[Opt, ...] = (), writes: bool = False, arg_name: str = "") -> None:
+    def __init__(self, summary: str, help: str, run: Callable[..., tuple[Any, str]],
+                 arg: str | None = None,
+                 options: tuple[Opt, ...] = (), writes: bool = False, arg_name: str = "",
+                 on_queue: bool = True) -> None:
         self.help, self.run, self.arg, self.options, self.writes = help, run, arg, options, writes
-        self.arg_name = arg_name
+        self.arg_name, self.on_queue = arg_name, on_queue
+        self.summary = summary  # the line ``gitvault --help`` shows
 
 
 class Globals:
@@ -59,15 +64,14 @@ def _pr_line(pr: dict[str, Any]) -> str:
     return f"{pr['id']}  {pr['priority']:<8}  {pr['agent']}: {pr['task']}{files}"
 
 
-# -- handlers: (vault, **options) -> (data, text) ------------------------------------
+# -- handlers: (vault or its queue, **options) -> (data, text) -----------------------
 def record_run(v: Vault, **o: Any) -> tuple[Any, str]:
     entry = v.record_run(**o)
     return ({"status": "recorded", "entry": entry},
             f"recorded {entry['result']} run of {entry['skill']} (score {entry['score']})")
 
 
-def enqueue(v: Vault, **o: Any) -> tuple[Any, str]:
-    q = v.queue
+def enqueue(q: Queue, **o: Any) -> tuple[Any, str]:
     fields = {"source": o["source"], "priority": o["priority"], "agent": o["agent"],
               "task": o["task"], "context": o["context"], "deadline": o["deadline"],
               "affectedFiles": _split(o["files"]), "affectedSkills": _split(o["skills"]),
@@ -80,8 +84,7 @@ def enqueue(v: Vault, **o: Any) -> tuple[Any, str]:
     return data, "\n".join(lines)
 
 
-def dispatch(v: Vault, **o: Any) -> tuple[Any, str]:
-    q = v.queue
+def dispatch(q: Queue, **o: Any) -> tuple[Any, str]:
     data = q.dispatch(o["max"])
     lines = [_pr_line(pr) for pr in data["prs"]] or ["nothing to dispatch"]
     for key, what in (("expired", "deadline passed"), ("released", "expired lock released"),
@@ -91,20 +94,17 @@ def dispatch(v: Vault, **o: Any) -> tuple[Any, str]:
     return data, "\n".join(lines)
 
 
-def start(v: Vault, **o: Any) -> tuple[Any, str]:
-    q = v.queue
+def start(q: Queue, **o: Any) -> tuple[Any, str]:
     data = q.start(o["pr_id"])
     files = data["pr"]["affectedFiles"]
     return data, f"started {o['pr_id']}" + (f" (locked: {', '.join(files)})" if files else "")
 
 
-def complete(v: Vault, **o: Any) -> tuple[Any, str]:
-    q = v.queue
+def complete(q: Queue, **o: Any) -> tuple[Any, str]:
     return q.complete(o["pr_id"], o["result"]), f"completed {o['pr_id']}"
 
 
-def fail(v: Vault, **o: Any) -> tuple[Any, str]:
-    q = v.queue
+def fail(q: Queue, **o: Any) -> tuple[Any, str]:
     data = q.fail(o["pr_id"], o["reason"])
     text = f"failed {o['pr_id']}: {o['reason']}"
     if data["blocked"]:
@@ -112,16 +112,14 @@ def fail(v: Vault, **o: Any) -> tuple[Any, str]:
     return data, text
 
 
-def stats(v: Vault, **o: Any) -> tuple[Any, str]:
-    q = v.queue
+def stats(q: Queue, **o: Any) -> tuple[Any, str]:
     data = q.stats()
     counts = ", ".join(f"{k} {v}" for k, v in data["byStatus"].items()) or "empty"
     return data, (f"prompt requests: {data['total']} ({counts})\n"
                   f"active locks: {data['activeLocks']}\nexpired deadlines: {data['expired']}")
 
 
-def locks(v: Vault, **o: Any) -> tuple[Any, str]:
-    q = v.queue
+def locks(q: Queue, **o: Any) -> tuple[Any, str]:
     if o["release_expired"]:
         data = q.release_expired()
         text = f"released {data['released']} expired lock(s), {data['active']} active"
@@ -136,8 +134,7 @@ def locks(v: Vault, **o: Any) -> tuple[Any, str]:
     return held, "\n".join(lines) or "no active locks"
 
 
-def dag(v: Vault, **o: Any) -> tuple[Any, str]:
-    q = v.queue
+def dag(q: Queue, **o: Any) -> tuple[Any, str]:
     data = q.dag(o["dag_id"])
     counts = ", ".join(f"{k} {data.get(k, 0)}" for k in
                        ("queued", "running", "done", "failed", "blocked", "purged"))
@@ -148,8 +145,7 @@ def dag(v: Vault, **o: Any) -> tuple[Any, str]:
     return data, "\n".join(lines)
 
 
-def dag_create(v: Vault, **o: Any) -> tuple[Any, str]:
-    q = v.queue
+def dag_create(q: Queue, **o: Any) -> tuple[Any, str]:
     from pathlib import Path
 
     from gitvault.queue.dag import read_dag_file
@@ -163,16 +159,18 @@ def dag_create(v: Vault, **o: Any) -> tuple[Any, str]:
 
 
 COMMANDS: dict[str, Cmd] = {
-    "record-run": Cmd("Append one skill run to logs/runs/ (no commit; see 'gitvault commit').",
-                      record_run, options=(
+    "record-run": Cmd("Append one skill run to logs/runs/.",
+        "Append one skill run to logs/runs/ (no commit; see 'gitvault commit').",
+        record_run, on_queue=False, options=(
         Opt("agent", "--agent", "Who ran the skill.", default="default"),
         Opt("skill", "--skill", "The skill that ran (required).", required=True),
         Opt("task", "--task", "What the run was for (secrets are redacted).", default=""),
         Opt("result", "--result", "success, partial or fail.", default="success"),
         Opt("score", "--score", "A number from 0 to 1 (clamped).", default="1.0"),
         Opt("notes", "--notes", "Free text (secrets are redacted).", default=""))),
-    "enqueue": Cmd("Add a prompt request to the queue (an identical queued one is a duplicate).",
-                   enqueue, writes=True, options=(
+    "enqueue": Cmd("Add a prompt request to the queue.",
+        "Add a prompt request to the queue (an identical queued one is a duplicate).",
+        enqueue, writes=True, options=(
         Opt("source", "--source", "Where it comes from (human, cron, webhook, ...).", default="human"),
         Opt("priority", "--priority", "critical, high, medium or low.", "LEVEL", "medium"),
         Opt("agent", "--agent", "The agent that should run it.", "NAME", "default"),
@@ -185,25 +183,33 @@ COMMANDS: dict[str, Cmd] = {
         Opt("skills", "--skills", "Skills it concerns, comma-separated.", "a,b"),
         Opt("depends_on", "--depends-on", "PR ids that must be done first, comma-separated.", "IDS"),
         Opt("dag_id", "--dag-id", "The DAG it belongs to.", "ID"))),
-    "dispatch": Cmd("List the next prompt requests ready to start: dependencies done, files "
-                    "free; by priority, then oldest first. Releases expired locks first.",
-                    dispatch, writes=True, options=(
+    "dispatch": Cmd("Prompt requests ready to start, highest priority first.",
+        "List the next prompt requests ready to start: dependencies done, files "
+        "free; by priority, then oldest first. Releases expired locks first.",
+        dispatch, writes=True, options=(
         Opt("max", "--max", "At most N (capped by queue.max_per_dispatch).", "N", 5, int),)),
-    "start": Cmd("Lock a prompt request's files and mark it running (exit 3 if it is not "
-                 "queued, waits for a dependency, or a file is locked).", start, "ID", writes=True),
-    "complete": Cmd("Mark a prompt request done and release its locks.", complete, "ID",
-                    writes=True, options=(Opt("result", "--result", "The outcome.", default="done"),)),
-    "fail": Cmd("Mark a prompt request failed, release its locks, and block every PR that "
-                "depends on it, transitively.", fail, "ID", writes=True,
-                options=(Opt("reason", "--reason", "Why it failed.", default="unknown"),)),
-    "stats": Cmd("Queue statistics: total, by status, active locks, expired deadlines.", stats),
-    "locks": Cmd("Show active file locks, or release those past their TTL (their running PRs "
-                 "fail with lock_timeout).", locks, options=(
+    "start": Cmd("Start a prompt request (takes its file locks).",
+        "Lock a prompt request's files and mark it running (exit 3 if it is not "
+        "queued, waits for a dependency, or a file is locked).", start, "ID", writes=True),
+    "complete": Cmd("Mark a prompt request done (releases its locks).",
+        "Mark a prompt request done and release its locks.", complete, "ID",
+        writes=True, options=(Opt("result", "--result", "The outcome.", default="done"),)),
+    "fail": Cmd("Mark a prompt request failed (blocks its dependents).",
+        "Mark a prompt request failed, release its locks, and block every PR that "
+        "depends on it, transitively.", fail, "ID", writes=True,
+        options=(Opt("reason", "--reason", "Why it failed.", default="unknown"),)),
+    "stats": Cmd("Queue counts by status, locks, expired deadlines.",
+        "Queue statistics: total, by status, active locks, expired deadlines.", stats),
+    "locks": Cmd("Show file locks; release expired ones.",
+        "Show active file locks, or release those past their TTL (their running PRs "
+        "fail with lock_timeout).", locks, options=(
         Opt("release_expired", "--release-expired", "Release expired locks.", None, False, bool),)),
-    "dag": Cmd("Show a DAG's state: PR counts by status, and its PRs.", dag, "ID"),
-    "dag-create": Cmd("Create a DAG from FILE (YAML or JSON: {dagId, tasks: [{key, task, "
-                      "dependsOn: [key, ...], ...}]}): all its PRs, or none.", dag_create, "FILE",
-                      writes=True),
+    "dag": Cmd("State of one DAG of prompt requests.",
+        "Show a DAG's state: PR counts by status, and its PRs.", dag, "ID"),
+    "dag-create": Cmd("Create a whole DAG of prompt requests from a file.",
+        "Create a DAG from FILE (YAML or JSON: {dagId, tasks: [{key, task, "
+        "dependsOn: [key, ...], ...}]}): all its PRs, or none.", dag_create, "FILE",
+        writes=True),
 }
 for _name, _arg in {"start": "pr_id", "complete": "pr_id", "fail": "pr_id", "dag": "dag_id",
                     "dag-create": "file"}.items():
@@ -226,7 +232,7 @@ def execute(name: str, g: Globals, options: dict[str, Any]) -> tuple[Any, str, l
     _check_required(name, options)
     vault = Vault.open(g.vault, g.node)
     cmd = COMMANDS[name]
-    data, text = cmd.run(vault, **options)
+    data, text = cmd.run(vault.queue if cmd.on_queue else vault, **options)
     if cmd.writes:
         vault.autocommit("queue")
     warnings = vault.warnings()

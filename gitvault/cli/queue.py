@@ -40,16 +40,12 @@ def _build(name: str) -> click.Command:
     if spec.arg:
         func = click.argument(spec.arg_name, metavar=spec.arg)(func)
     func = global_options(func)
-    return click.command(name, help=spec.help, short_help=spec.help.split(":")[0].split(" (")[0])(func)
+    return click.command(name, help=spec.help, short_help=spec.summary)(func)
 
 
-record_run = _build("record-run")
-enqueue = _build("enqueue")
-dispatch = _build("dispatch")
-start = _build("start")
-complete = _build("complete")
-fail = _build("fail")
-stats = _build("stats")
-locks = _build("locks")
-dag = _build("dag")
-dag_create = _build("dag-create")
+def __getattr__(attr: str) -> click.Command:
+    """``enqueue``, ``dag_create``, ...: the click command of that hot command (PEP 562)."""
+    name = attr.replace("_", "-")
+    if name not in COMMANDS:
+        raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+    return _build(name)

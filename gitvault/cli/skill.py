@@ -3,13 +3,17 @@ restore."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gitvault.cli.common import emit, global_options, read_input, state, warn
 from gitvault.skills.model import KINDS, PROVENANCES
 from gitvault.skills.usage import LIST_STATES
+
+if TYPE_CHECKING:
+    from gitvault.skills.model import Skill
+    from gitvault.vault.facade import Vault
 
 
 @click.group()
@@ -64,6 +68,16 @@ def _code_files(code: str | None, tests: str | None, example: str | None) -> dic
             "example": read_input(None, example, "example") if example else None}
 
 
+def _changed(vault: Vault, made: Skill, status: str, text: str, source: int | None = None) -> None:
+    """Print a skill that a command wrote: ``{"status", ["from",] "skill"}``."""
+    stats, _ = vault.skill_stats()
+    data: dict[str, Any] = {"status": status}
+    if source is not None:
+        data["from"] = source
+    data["skill"] = vault.skills.view(made, stats)
+    emit(data, text)
+
+
 @skill.command()
 @click.argument("name")
 @click.option("--description", metavar="TEXT", required=True,
@@ -92,10 +106,9 @@ def create(name: str, description: str, content: str | None, file: str | None,
                      sensitive=sensitive, **_code_files(code, tests, example),
                      unsafe_no_sandbox=unsafe_no_sandbox)
     made, created = vault.skills.create(name, edit)
-    stats, _ = vault.skill_stats()
-    emit({"status": "created" if created else "exists", "skill": vault.skills.view(made, stats)},
-         f"created skill {made.name} v{made.version}" if created
-         else f"skill {made.name} exists (v{made.version}); nothing changed")
+    _changed(vault, made, "created" if created else "exists",
+             f"created skill {made.name} v{made.version}" if created
+             else f"skill {made.name} exists (v{made.version}); nothing changed")
 
 
 @skill.command()
@@ -118,10 +131,8 @@ def patch(name: str, content: str | None, file: str | None, stdin: str | None,
                      trigger=trigger, tags=tags, sensitive=sensitive,
                      **_code_files(code, tests, example), unsafe_no_sandbox=unsafe_no_sandbox)
     made, op = vault.skills.patch(name, edit)
-    stats, _ = vault.skill_stats()
-    emit({"status": "patched" if op == "patch" else "created",
-          "skill": vault.skills.view(made, stats)},
-         f"{'patched' if op == 'patch' else 'created'} skill {made.name} v{made.version}")
+    done = "patched" if op == "patch" else "created"
+    _changed(vault, made, done, f"{done} skill {made.name} v{made.version}")
 
 
 @skill.command()
@@ -226,9 +237,8 @@ def rollback(name: str, version: str) -> None:
     vault = state().vault()
     target = parse_version(version)
     made = vault.skills.rollback(name, target)
-    stats, _ = vault.skill_stats()
-    emit({"status": "rolled_back", "from": target, "skill": vault.skills.view(made, stats)},
-         f"rolled {made.name} back to the content of v{target} as v{made.version}")
+    _changed(vault, made, "rolled_back",
+             f"rolled {made.name} back to the content of v{target} as v{made.version}", target)
 
 
 @skill.command()
@@ -239,9 +249,7 @@ def archive(name: str, reason: str | None) -> None:
     """Move NAME to skills/.archive/ (a new version; nothing is deleted)."""
     vault = state().vault()
     made = vault.skills.archive(name, reason)
-    stats, _ = vault.skill_stats()
-    emit({"status": "archived", "skill": vault.skills.view(made, stats)},
-         f"archived {made.name} as v{made.version}")
+    _changed(vault, made, "archived", f"archived {made.name} as v{made.version}")
 
 
 @skill.command()
@@ -251,9 +259,7 @@ def restore(name: str) -> None:
     """Bring an archived skill back (a new version, state active)."""
     vault = state().vault()
     made = vault.skills.restore(name)
-    stats, _ = vault.skill_stats()
-    emit({"status": "restored", "skill": vault.skills.view(made, stats)},
-         f"restored {made.name} as v{made.version}")
+    _changed(vault, made, "restored", f"restored {made.name} as v{made.version}")
 
 
 @skill.command()

@@ -29,3 +29,10 @@ def template(name: str) -> str:
 def gitattributes_lines() -> list[str]:
     """The lines every vault's ``.gitattributes`` holds (SPEC §1)."""
     return [line for line in template("gitattributes").splitlines() if line.strip()]
+
+
+def completed_gitattributes(path: Path) -> tuple[list[str], str]:
+    """(the lines ``path`` lacks, its text with them added at the end)."""
+    present = path.read_text("utf-8").splitlines() if path.is_file() else []
+    missing = [line for line in gitattributes_lines() if line not in present]
+    return missing, "\n".join([*present, *missing]) + "\n"

@@ -4,31 +4,20 @@ is a new version; stale → archived is only ever done by the curator or by hand
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from gitvault.core.clock import now, now_seconds, parse_iso
+from gitvault.core.clock import now, parse_iso
 from gitvault.skills.usage import skill_usage
 
 if TYPE_CHECKING:
     from gitvault.skills.store import SkillStore
 
 
-@dataclass(frozen=True)
-class LifecycleRules:
-    stale_after_days: int = 14
-    stale_failure_rate: float = 0.70
-    min_outcomes: int = 3
-
-    @classmethod
-    def from_config(cls, section: Any) -> LifecycleRules:
-        return cls(section.stale_after_days, section.stale_failure_rate, section.min_outcomes)
-
-
 def stale_reason(last_used: datetime, successes: int, failures: int, moment: datetime,
-                 rules: LifecycleRules) -> str | None:
-    """Why an active skill should become stale, or None.
+                 rules: Any) -> str | None:
+    """Why an active skill should become stale, or None. ``rules`` is the ``lifecycle``
+    config section (stale_after_days, stale_failure_rate, min_outcomes).
 
     ``last_used`` is its last injection, or its last change if it was never injected
     since; the outcomes are those recorded since its last change (a patch gives a
@@ -46,7 +35,7 @@ def stale_reason(last_used: datetime, successes: int, failures: int, moment: dat
 def run_lifecycle(store: SkillStore, events: list[dict[str, Any]], *, dry_run: bool = False
                   ) -> tuple[list[dict[str, Any]], list[str]]:
     """Mark active skills stale by the rules; returns (changes, skipped-file lines)."""
-    rules = LifecycleRules.from_config(store.config.lifecycle)
+    rules = store.config.lifecycle
     moment = now()
     last_inject, outcomes = skill_usage(events)
     skipped: list[str] = []
@@ -66,10 +55,7 @@ def run_lifecycle(store: SkillStore, events: list[dict[str, Any]], *, dry_run: b
                   "version": skill.version}
         if not dry_run:
             with store.locked():
-                current = store.get(skill.name)
-                current.version = store.next_version(current)
-                current.metadata["state"] = "stale"
-                current.metadata["updated"] = now_seconds()
+                current = store.mark(store.get(skill.name), "stale")
                 store.save(current, "lifecycle", body=f"Stale: {reason}.")
             change["version"] = current.version
         changes.append(change)

@@ -259,13 +259,10 @@ class SkillStore:
             folder, archived = found
             skill = read_skill(folder)
             edit.apply(skill)
-            skill.version = self.next_version(skill)
-            skill.metadata["state"] = "active"
-            skill.metadata.pop("archived-reason", None)
-            skill.metadata["updated"] = now_seconds()
+            self.mark(skill, "active").metadata.pop("archived-reason", None)
             files, result = codegate.gate_edit(self, skill, edit, folder)
             self.save(skill, "patch", moved_from=True if archived else None, files=files,
-                            sandbox=result.sandbox if result else None)
+                      sandbox=result.sandbox if result else None)
             codegate.record_stored(self, skill, result)
         return skill, "patch"
 
@@ -284,47 +281,49 @@ class SkillStore:
         codegate.record_stored(self, skill, result)
         return skill
 
+    def mark(self, skill: Skill, state: str) -> Skill:
+        """``skill`` as its next version in ``state`` (updated now)."""
+        skill.version = self.next_version(skill)
+        skill.metadata["state"] = state
+        skill.metadata["updated"] = now_seconds()
+        return skill
+
+    def _current(self, name: str, *, archived: bool, refuse: str) -> Skill:
+        """The skill ``name``; InvalidInput ``refuse`` unless it is archived as asked."""
+        skill = self.get(name)
+        found = self.find(skill.name)
+        if (found is not None and found[1]) != archived:
+            raise InvalidInput(refuse.format(name=skill.name))
+        return skill
+
     def rollback(self, name: str, version: int) -> Skill:
         """Write version ``version``'s content as a new version (history is kept)."""
-        name = normalize_name(name)
         with self.locked():
-            current = self.get(name)
-            if self.find(name) == (self.layout.skill_dir(name, archived=True), True):
-                raise InvalidInput(f"skill {name!r} is archived; restore it before a rollback")
-            old = self.read_version(name, version)
-            old.metadata["version"] = str(self.next_version(current))
-            old.metadata["state"] = current.state
-            old.metadata["updated"] = now_seconds()
+            current = self._current(name, archived=False,
+                                    refuse="skill {name!r} is archived; restore it before a rollback")
+            old = self.read_version(current.name, version)
             old.metadata["created"] = current.metadata.get("created", old.metadata.get("created", ""))
+            old.version = current.version  # next_version counts from the current one
+            self.mark(old, current.state)
             self.save(old, "rollback", body=f"Content of v{version}.")
         return old
 
     def archive(self, name: str, reason: str | None = None) -> Skill:
         """``git mv`` to skills/.archive/, state archived, as a new version."""
-        name = normalize_name(name)
         with self.locked():
-            skill = self.get(name)
-            if self.find(name) == (self.layout.skill_dir(name, archived=True), True):
-                raise InvalidInput(f"skill {name!r} is already archived")
-            skill.version = self.next_version(skill)
-            skill.metadata["state"] = "archived"
-            skill.metadata["updated"] = now_seconds()
+            skill = self.mark(self._current(name, archived=False,
+                                             refuse="skill {name!r} is already archived"), "archived")
             if reason:
                 skill.metadata["archived-reason"] = " ".join(reason.split())
             self.save(skill, "archive", archived=True, moved_from=False,
-                            body=f"Reason: {reason}" if reason else "")
+                      body=f"Reason: {reason}" if reason else "")
         return skill
 
     def restore(self, name: str) -> Skill:
         """Move an archived skill back, state active, as a new version."""
-        name = normalize_name(name)
         with self.locked():
-            skill = self.get(name)
-            if self.find(name) != (self.layout.skill_dir(name, archived=True), True):
-                raise InvalidInput(f"skill {name!r} is not archived")
-            skill.version = self.next_version(skill)
-            skill.metadata["state"] = "active"
+            skill = self.mark(self._current(name, archived=True,
+                                             refuse="skill {name!r} is not archived"), "active")
             skill.metadata.pop("archived-reason", None)
-            skill.metadata["updated"] = now_seconds()
             self.save(skill, "restore", moved_from=True)
         return skill

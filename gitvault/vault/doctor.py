@@ -9,9 +9,9 @@ from typing import Any
 
 from gitvault.core import git, records
 from gitvault.core.paths import STREAMS, VaultLayout
-from gitvault.core.shipped import gitattributes_lines
+from gitvault.core.shipped import completed_gitattributes
 from gitvault.errors import GitvaultError
-from gitvault.skills.model import NAME_RE, SKILL_FILE, read_skill
+from gitvault.skills.model import NAME_RE, SKILL_FILE, read_skill, write_atomic
 
 
 @dataclass
@@ -42,13 +42,11 @@ def check_layout(layout: VaultLayout, repair: bool) -> list[Problem]:
                 (folder / ".gitkeep").touch()
                 problem.repaired = True
             problems.append(problem)
-    present = layout.gitattributes.read_text("utf-8").splitlines() \
-        if layout.gitattributes.is_file() else []
-    missing = [line for line in gitattributes_lines() if line not in present]
+    missing, completed = completed_gitattributes(layout.gitattributes)
     if missing:
         problem = Problem("layout", ".gitattributes", f"missing line(s): {'; '.join(missing)}")
         if repair:
-            layout.gitattributes.write_text("\n".join([*present, *missing]) + "\n", "utf-8")
+            write_atomic(layout.gitattributes, completed)
             problem.repaired = True
         problems.append(problem)
     return problems

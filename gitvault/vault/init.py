@@ -7,7 +7,7 @@ from pathlib import Path
 from gitvault.core import config as config_mod
 from gitvault.core import git
 from gitvault.core.paths import VaultLayout, resolve_node
-from gitvault.core.shipped import gitattributes_lines, template
+from gitvault.core.shipped import completed_gitattributes, template
 from gitvault.errors import Conflict, InvalidInput
 from gitvault.hooks import shims
 from gitvault.skills.model import write_atomic
@@ -35,11 +35,9 @@ def init_vault(folder: Path, remote: str | None = None) -> tuple[Path, list[str]
     else:
         write_atomic(layout.config, template("gitvault.yaml"))
         made.append(layout.rel(layout.config))
-    present = layout.gitattributes.read_text("utf-8").splitlines() \
-        if layout.gitattributes.exists() else []
-    missing = [line for line in gitattributes_lines() if line not in present]
+    missing, completed = completed_gitattributes(layout.gitattributes)
     if missing:
-        write_atomic(layout.gitattributes, "\n".join([*present, *missing]) + "\n")
+        write_atomic(layout.gitattributes, completed)
         made.append(layout.rel(layout.gitattributes))
     for keep in (layout.skills / ".gitkeep", layout.logs / ".gitkeep"):
         if not keep.parent.is_dir():
