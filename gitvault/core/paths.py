@@ -117,40 +117,31 @@ def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
         "run 'gitvault init' or pass --vault PATH")
 
 
-def _git_config_node(git_dir: Path | None) -> str | None:
-    """``gitvault.node`` from the repository's own config file (no subprocess)."""
-    if git_dir is None:
-        return None
-    try:
-        text = (git_dir / "config").read_text("utf-8", errors="replace")
-    except OSError:
-        return None
-    section = ""
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("["):
-            section = line.strip("[]").strip().lower()
-        elif section == "gitvault" and "=" in line:
-            key, _, value = line.partition("=")
-            if key.strip().lower() == "node":
-                return value.strip().strip('"')
-    return None
-
-
 def host_node() -> str:
     """The host name reduced to ``[a-z0-9-]``."""
     reduced = re.sub(r"[^a-z0-9]+", "-", os.uname().nodename.lower()).strip("-")
     return reduced[:64].strip("-") or "node"
 
 
-def resolve_node(explicit: str | None, git_dir: Path | None) -> str:
-    """``--node``, else ``GITVAULT_NODE``, else git config ``gitvault.node``, else the host."""
-    for origin, value in (("--node", explicit), ("GITVAULT_NODE", os.environ.get("GITVAULT_NODE")),
-                          ("git config gitvault.node", _git_config_node(git_dir))):
-        if value:
-            if len(value) > 64 or not NODE_RE.match(value):
-                raise InvalidInput(
-                    f"invalid node id {value!r} from {origin}: use lowercase letters, "
-                    "digits and single hyphens")
-            return value
+def _valid_node(value: str, origin: str) -> str:
+    if len(value) > 64 or not NODE_RE.match(value):
+        raise InvalidInput(f"invalid node id {value!r} from {origin}: use lowercase letters, "
+                           "digits and single hyphens")
+    return value
+
+
+def resolve_node(explicit: str | None, repo: Path | None) -> str:
+    """``--node``, else ``GITVAULT_NODE``, else ``git config gitvault.node`` as git reads
+    it in ``repo`` (the vault's work tree or git dir; None outside git: system and global
+    config only), else the host name. git runs only when the first two are absent."""
+    if explicit:
+        return _valid_node(explicit, "--node")
+    from_env = os.environ.get("GITVAULT_NODE")
+    if from_env:
+        return _valid_node(from_env, "GITVAULT_NODE")
+    from gitvault.core.git import config_value  # a subprocess: only when it is needed
+
+    configured = config_value(repo, "gitvault.node")
+    if configured:
+        return _valid_node(configured, "git config gitvault.node")
     return host_node()
