@@ -13,6 +13,7 @@ import os
 from collections import namedtuple
 from pathlib import Path
 
+from gitvault.core.files import decode_text, parse_error
 from gitvault.errors import ConfigError
 
 TYPE_CHECKING = False  # typing is not imported at run time: record-run starts fast
@@ -225,17 +226,11 @@ def defaults() -> Config:
 def parse_yaml(data: bytes, source: str) -> Any:
     import yaml  # heavy: imported only on a cache miss
 
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    text = decode_text(data, source, ConfigError)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{source}: invalid YAML{where}: {problem}") from None
+        raise parse_error(exc, source, "YAML", ConfigError) from None
 
 
 def load(path: Path, cache_dir: Path | None = None) -> Config:

@@ -14,7 +14,7 @@ from typing import Any
 from gitvault.core import git
 from gitvault.core.clock import now
 from gitvault.errors import InvalidInput
-from gitvault.skills.model import SKILL_FILE, parse_skill
+from gitvault.skills.model import SKILL_FILE, parse_skill_bytes
 
 
 def staged_changes(top: Path) -> list[tuple[str, str]]:
@@ -66,8 +66,8 @@ def _version(data: bytes | None) -> int:
     if data is None:
         return 0
     try:
-        return parse_skill(data.decode("utf-8")).version
-    except (InvalidInput, UnicodeDecodeError):
+        return parse_skill_bytes(data).version
+    except InvalidInput:
         return 0
 
 
@@ -85,8 +85,8 @@ def check_skill(top: Path, skills: str, folder: str, gate: Callable[..., Any],
             return [f"{folder}: deletes skill {name!r} (skills are archived, never deleted)"]
         return []
     try:
-        skill = parse_skill(data.decode("utf-8"), skill_md)
-    except (InvalidInput, UnicodeDecodeError) as exc:
+        skill = parse_skill_bytes(data, skill_md)
+    except InvalidInput as exc:
         return [f"{skill_md}: invalid skill file: {exc}"]
     if skill.name != name:
         return [f"{skill_md}: name {skill.name!r} does not match its folder {name!r}"]

@@ -14,6 +14,7 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Any
 
+from gitvault.core.files import decode_text
 from gitvault.errors import ConfigError, InvalidInput
 from gitvault.queue.rules import normalize_request
 
@@ -47,10 +48,7 @@ def read_dag_file(path: Path) -> DagSpec:
 
 def parse_dag(data: bytes, source: str) -> DagSpec:
     """Parse DAG file bytes: JSON when the file is ``.json`` or starts with ``{``, else YAML."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    text = decode_text(data, source)
     if source.endswith(".json") or text.lstrip().startswith("{"):
         try:
             raw = json.loads(text)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gitvault.errors import InvalidInput
 from gitvault.retrieval.tokens import tokenize
-from gitvault.skills.model import SKILL_FILE, parse_skill
+from gitvault.skills.model import SKILL_FILE, parse_skill_bytes
 
 CODE_FILE = "skill.py"
 FIELDS = ("name", "trigger", "description", "tags", "body")
@@ -85,12 +85,7 @@ def load(skills_dir: Path, folder: str) -> Loaded:
     data, st = read
     signature, mtime, blob = stat_signature(st), st.st_mtime_ns, blob_id(data)
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        error = f"{source}: not UTF-8 text (bad byte at offset {exc.start})"
-        return Loaded(folder, None, _skipped(error), signature, mtime, blob)
-    try:
-        skill = parse_skill(text, source)
+        skill = parse_skill_bytes(data, source)
     except InvalidInput as exc:
         return Loaded(folder, None, _skipped(str(exc)), signature, mtime, blob)
     body = skill.body

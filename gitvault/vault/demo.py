@@ -20,7 +20,7 @@ from gitvault.core.clock import iso, now
 from gitvault.errors import GitvaultError, InvalidInput
 from gitvault.runs import health
 from gitvault.runs.record import record_run
-from gitvault.skills.model import SKILL_FILE, parse_skill, read_text, render_skill
+from gitvault.skills.model import read_skill, render_skill
 from gitvault.skills.versions import diff_text
 from gitvault.vault import tool as protocol
 from gitvault.vault.doctor import run_doctor
@@ -159,7 +159,7 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     step("Add the example skills (each is a SKILL.md an Agent Skills loader can read)",
          "gitvault skill create NAME --description ... --file body.md")
     for folder_ in sorted(examples_dir().iterdir()):
-        example = parse_skill(read_text(folder_ / SKILL_FILE), str(folder_ / SKILL_FILE))
+        example = read_skill(folder_)
         meta = example.metadata
         skill, _ = vault.create_skill(example.name, SkillEdit(
             content=example.body, description=example.description,
