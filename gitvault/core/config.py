@@ -25,6 +25,10 @@ CONFIG_NAME = "gitvault.yaml"
 
 Key = namedtuple("Key", "default kind comment")  # a schema entry
 
+# SPEC §4.3 (the peer's TTL): queue.lock_ttl_s's default, and the TTL of a lock record
+# (imported from the peer, or written by an older gitvault) that names none.
+DEFAULT_LOCK_TTL_S = 7200
+
 
 SCHEMA: dict[str, dict[str, Key]] = {
     "vault": {
@@ -46,7 +50,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "drift_threshold": Key(0.15, float, "last week's avg - this week's avg above this: drift"),
     },
     "queue": {
-        "lock_ttl_s": Key(7200, int, "file locks expire after this many seconds"),
+        "lock_ttl_s": Key(DEFAULT_LOCK_TTL_S, int, "file locks expire after this many seconds"),
         "max_locks": Key(10, int, "concurrent locks"),
         "max_per_dag": Key(20, int, "prompt requests in one DAG"),
         "max_per_dispatch": Key(5, int, "prompt requests one dispatch hands out"),

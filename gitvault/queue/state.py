@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import marshal
 
+from gitvault.core.config import DEFAULT_LOCK_TTL_S
+
 TYPE_CHECKING = False  # typing is not imported at run time (the queue's hot path)
 if TYPE_CHECKING:
     from typing import Any
@@ -218,7 +220,7 @@ class QueueState:
             lock = record["lock"]
             self.locks[pr_id] = {"agent": lock.get("agent", "default"), "files": list(lock["files"]),
                                  "prId": pr_id, "lockedAt": lock["lockedAt"],
-                                 "ttl": lock.get("ttl", 7200)}
+                                 "ttl": lock.get("ttl", DEFAULT_LOCK_TTL_S)}
         if op == "unlock":
             self.locks.pop(pr_id, None)
         if "status" in record:
