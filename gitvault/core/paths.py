@@ -10,6 +10,10 @@ from pathlib import Path
 from gitvault.errors import InvalidInput, NotFound
 
 CONFIG_NAME = "gitvault.yaml"
+SKILLS_DIR = "skills"
+ARCHIVE_DIR = ".archive"  # skills/.archive/<name>/: archived skills, never deleted
+REJECTED_DIR = ".rejected"  # skills/.rejected/<name>/: code skills the gate refused
+LOGS_DIR = "logs"
 STREAMS = ("runs", "events", "queue", "knowledge", "gate", "improvements", "health")
 GITATTRIBUTES = ("logs/**/*.jsonl merge=union", "skills/**/SKILL.md text eol=lf")
 NODE_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -43,22 +47,35 @@ class VaultLayout:
 
     @property
     def skills(self) -> Path:
-        return self.root / "skills"
+        return self.root / SKILLS_DIR
 
     @property
     def archive(self) -> Path:
-        return self.skills / ".archive"
+        return self.skills / ARCHIVE_DIR
 
     @property
     def rejected(self) -> Path:
-        return self.skills / ".rejected"
+        return self.skills / REJECTED_DIR
 
     @property
     def logs(self) -> Path:
-        return self.root / "logs"
+        return self.root / LOGS_DIR
 
     def skill_dir(self, name: str, *, archived: bool = False) -> Path:
         return (self.archive if archived else self.skills) / name
+
+    # Paths as git names them (relative to the work tree top, forward slashes), for code
+    # that reads the index or history; ``vault_rel`` is the vault folder there ('' or '.'
+    # when the vault is the top).
+    @staticmethod
+    def git_path(vault_rel: str, *parts: str) -> str:
+        """``parts`` under the vault folder ``vault_rel``, as git names the path."""
+        return "/".join([*([vault_rel] if vault_rel not in ("", ".") else []), *parts])
+
+    @staticmethod
+    def skill_git_dir(vault_rel: str, name: str, *, archived: bool = False) -> str:
+        """``skills/<name>`` or ``skills/.archive/<name>`` as git names it."""
+        return VaultLayout.git_path(vault_rel, SKILLS_DIR, *([ARCHIVE_DIR] if archived else []), name)
 
     def stream(self, stream: str) -> Path:
         if stream not in STREAMS:
@@ -83,6 +100,19 @@ class VaultLayout:
     def rel(self, path: Path) -> str:
         """``path`` relative to the vault root, with forward slashes."""
         return path.relative_to(self.root).as_posix()
+
+
+def add_gitattributes(layout: VaultLayout, *, write: bool = True) -> list[str]:
+    """The lines of :data:`GITATTRIBUTES` the vault's .gitattributes lacks, appended to
+    it (atomically, the user's own lines kept) when ``write``."""
+    path = layout.gitattributes
+    present = path.read_text("utf-8").splitlines() if path.is_file() else []
+    missing = [line for line in GITATTRIBUTES if line not in present]
+    if missing and write:
+        from gitvault.core.files import write_atomic
+
+        write_atomic(path, "\n".join([*present, *missing]) + "\n")
+    return missing
 
 
 def find_git_dir(start: Path) -> Path | None:

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitvault.core.paths import SKILLS_DIR
 from gitvault.errors import InvalidInput
 from gitvault.retrieval.tokens import tokenize
 from gitvault.skills.model import SKILL_FILE, parse_skill_bytes
@@ -78,7 +79,7 @@ def load(skills_dir: Path, folder: str) -> Loaded:
     """Read ``skills/<folder>/`` (SKILL.md, and skill.py for a code skill)."""
     base = skills_dir / folder
     path = base / SKILL_FILE
-    source = f"skills/{folder}/{SKILL_FILE}"  # relative: stored errors survive a move
+    source = f"{SKILLS_DIR}/{folder}/{SKILL_FILE}"  # relative: stored errors survive a move
     read = _read(path)
     if read is None:
         return Loaded(folder, None, None, "-", 0, "-")  # gone since it was listed

@@ -16,6 +16,7 @@ from typing import Any
 
 from gitvault.core import git
 from gitvault.core.clock import parse_iso
+from gitvault.core.paths import VaultLayout
 from gitvault.errors import InvalidInput, NotFound
 from gitvault.skills.model import SKILL_FILE, Skill, normalize_name, parse_skill_bytes
 
@@ -55,10 +56,10 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
     return normalize_name(match.group("name")), parse_version(version) if version else None
 
 
-def skill_paths(skills_rel: str, name: str) -> list[str]:
+def skill_paths(vault_rel: str, name: str) -> list[str]:
     """The SKILL.md paths a skill can have, relative to the work tree: active, archived."""
-    prefix = f"{skills_rel}/" if skills_rel not in ("", ".") else ""
-    return [f"{prefix}skills/{name}/{SKILL_FILE}", f"{prefix}skills/.archive/{name}/{SKILL_FILE}"]
+    return [f"{VaultLayout.skill_git_dir(vault_rel, name, archived=archived)}/{SKILL_FILE}"
+            for archived in (False, True)]
 
 
 def _file_at(top: Path, sha: str, paths: list[str]) -> tuple[str, bytes] | None:

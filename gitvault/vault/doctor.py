@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gitvault.core import git, records
-from gitvault.core.paths import GITATTRIBUTES, STREAMS, VaultLayout
+from gitvault.core.paths import STREAMS, VaultLayout, add_gitattributes
 from gitvault.errors import GitvaultError
 from gitvault.skills.model import NAME_RE, SKILL_FILE, read_skill
 
@@ -41,15 +41,10 @@ def check_layout(layout: VaultLayout, repair: bool) -> list[Problem]:
                 (folder / ".gitkeep").touch()
                 problem.repaired = True
             problems.append(problem)
-    present = layout.gitattributes.read_text("utf-8").splitlines() \
-        if layout.gitattributes.is_file() else []
-    missing = [line for line in GITATTRIBUTES if line not in present]
+    missing = add_gitattributes(layout, write=repair)
     if missing:
-        problem = Problem("layout", ".gitattributes", f"missing line(s): {'; '.join(missing)}")
-        if repair:
-            layout.gitattributes.write_text("\n".join([*present, *missing]) + "\n", "utf-8")
-            problem.repaired = True
-        problems.append(problem)
+        problems.append(Problem("layout", ".gitattributes",
+                                f"missing line(s): {'; '.join(missing)}", repaired=repair))
     return problems
 
 
@@ -78,7 +73,7 @@ def check_skills(layout: VaultLayout) -> tuple[list[Problem], int]:
                 problems.append(Problem("skill", rel,
                                         f"name {skill.name!r} differs from its folder"))
             if archived != (skill.state == "archived"):
-                where = "skills/.archive/" if archived else "skills/"
+                where = layout.rel(base) + "/"
                 problems.append(Problem("skill", rel,
                                         f"state {skill.state!r} but the skill is in {where}"))
     return problems, checked
