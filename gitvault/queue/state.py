@@ -27,7 +27,7 @@ DEADLINES = {"immediate": 0, "24h": 86400, "week-end": 604800, "next-cycle": Non
 PR_FIELDS = ("id", "ts", "source", "priority", "agent", "task", "context", "affectedSkills",
              "affectedFiles", "deadline", "status", "result", "dependsOn", "dagId")
 LOCK_FIELDS = ("agent", "files", "prId", "lockedAt", "ttl")
-DAG_COUNTS = ("queued", "running", "done", "failed", "blocked", "purged")
+DAG_COUNTS = tuple(s for s in STATUSES if s != "deferred")  # the seed's DAG state counts
 LIST_FIELDS = ("affectedSkills", "affectedFiles", "dependsOn")
 PR_DEFAULTS: dict[str, Any] = {"source": "human", "priority": "medium", "agent": "default",
                              "task": "", "context": "", "deadline": "none", "status": "queued",

@@ -16,6 +16,7 @@ import msgspec
 
 from gitvault.core.records import LineWarning
 from gitvault.runs.columns import EPOCH, ONE_MS, Runs, SkillColumns, check_run, id_key, ts_ms
+from gitvault.runs.record import RESULTS
 
 
 class _Run(msgspec.Struct, gc=False):
@@ -25,7 +26,7 @@ class _Run(msgspec.Struct, gc=False):
     skill: Annotated[str, msgspec.Meta(min_length=1)]
     ts: str
     score: float
-    result: Literal["success", "partial", "fail"]
+    result: Literal[RESULTS]  # type: ignore[valid-type]  # msgspec reads it at run time
     id: Any = None
 
 
