@@ -13,7 +13,7 @@ import os
 from collections import namedtuple
 from pathlib import Path
 
-from gitvault.core.files import decode_text, parse_error
+from gitvault.core.files import decode_text, parse_error, read_bytes
 from gitvault.errors import ConfigError
 
 TYPE_CHECKING = False  # typing is not imported at run time: record-run starts fast
@@ -242,10 +242,7 @@ def load(path: Path, cache_dir: Path | None = None) -> Config:
     file's whole text (it is used only when the text is the same), so commands that
     do not otherwise need YAML skip importing it."""
     source = str(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"{source}: missing") from None
+    data = read_bytes(path, error=ConfigError)
     text = data.decode("utf-8", "surrogateescape")
     cache = cache_dir / "config.json" if cache_dir is not None else None
     raw: Any = None

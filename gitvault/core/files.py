@@ -19,16 +19,23 @@ def decode_text(data: bytes, source: str, error: type[GitvaultError] = InvalidIn
         raise error(f"{source}: not UTF-8 text (bad byte at offset {exc.start})") from None
 
 
-def read_text(path: Path) -> str:
-    """A text file's content; a missing file, a folder or non-UTF-8 bytes are an
-    InvalidInput naming the file."""
+def read_bytes(path: Path, what: str = "file", error: type[GitvaultError] = InvalidInput) -> bytes:
+    """A file's bytes; a missing file (``no such WHAT``), a folder or an unreadable file
+    is an ``error`` (InvalidInput) naming it."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        raise InvalidInput(f"{path}: no such file") from None
+        raise error(f"{path}: no such {what}") from None
     except IsADirectoryError:
-        raise InvalidInput(f"{path}: is a folder, not a file") from None
-    return decode_text(data, str(path))
+        raise error(f"{path}: is a folder, not a file") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def read_text(path: Path) -> str:
+    """A text file's content; a missing file, a folder, an unreadable file or non-UTF-8
+    bytes are an InvalidInput naming the file."""
+    return decode_text(read_bytes(path), str(path))
 
 
 def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:

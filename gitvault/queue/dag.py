@@ -14,7 +14,7 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Any
 
-from gitvault.core.files import decode_text
+from gitvault.core.files import decode_text, read_bytes
 from gitvault.errors import ConfigError, InvalidInput
 from gitvault.queue.rules import normalize_request
 
@@ -36,14 +36,7 @@ class DagSpec:
 
 def read_dag_file(path: Path) -> DagSpec:
     """Read and check a DAG file (no queue state needed)."""
-    source = str(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InvalidInput(f"{source}: no such DAG file") from None
-    except OSError as exc:
-        raise InvalidInput(f"{source}: cannot read: {exc.strerror or exc}") from None
-    return parse_dag(data, source)
+    return parse_dag(read_bytes(path, "DAG file"), str(path))
 
 
 def parse_dag(data: bytes, source: str) -> DagSpec:
