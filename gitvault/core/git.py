@@ -71,16 +71,17 @@ def git(root: Path, *args: str, input: bytes | None = None, check: bool = True,
     return proc
 
 
-def config_value(where: Path | None, key: str) -> str | None:
-    """``git config --get key`` as git itself reads it in ``where`` (a work tree or git
-    dir): system and global config (``GIT_CONFIG_GLOBAL``, ``GIT_CONFIG_NOSYSTEM``),
-    includes, the repository's and the worktree's config. ``where`` None: outside any
+def config_value(git_dir: Path | None, key: str) -> str | None:
+    """``git config --get key`` as git itself reads it for the repository whose git dir
+    is ``git_dir`` (a linked worktree's own one included): system and global config
+    (``GIT_CONFIG_GLOBAL``, ``GIT_CONFIG_NOSYSTEM``), includes, ``-c`` of a calling git,
+    the repository's and the worktree's config. ``git_dir`` None: outside any
     repository (system and global only). None when the key is not set."""
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
-    if where is None:
-        env["GIT_DIR"] = os.devnull  # not a repository: git reads no repository config
-    argv = ["git", *(["-C", str(where)] if where is not None else []), "config", "--get", key]
-    proc = _run(argv, env)
+    # An explicit git dir: no discovery, so safe.bareRepository=explicit cannot refuse
+    # it; os.devnull is no repository, so git reads no repository config at all.
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0",
+               GIT_DIR=str(git_dir) if git_dir is not None else os.devnull)
+    proc = _run(["git", "config", "--get", key], env)
     if proc.returncode == 1:
         return None
     if proc.returncode != 0:

@@ -160,10 +160,11 @@ def _valid_node(value: str, origin: str) -> str:
     return value
 
 
-def resolve_node(explicit: str | None, repo: Path | None) -> str:
+def resolve_node(explicit: str | None, git_dir: Path | None) -> str:
     """``--node``, else ``GITVAULT_NODE``, else ``git config gitvault.node`` as git reads
-    it in ``repo`` (the vault's work tree or git dir; None outside git: system and global
-    config only), else the host name. git runs only when the first two are absent."""
+    it for the repository of ``git_dir`` (``VaultLayout.git_dir``; None outside git:
+    system and global config only), else the host name. git runs only when the first
+    two are absent."""
     if explicit:
         return _valid_node(explicit, "--node")
     from_env = os.environ.get("GITVAULT_NODE")
@@ -171,7 +172,7 @@ def resolve_node(explicit: str | None, repo: Path | None) -> str:
         return _valid_node(from_env, "GITVAULT_NODE")
     from gitvault.core.git import config_value  # a subprocess: only when it is needed
 
-    configured = config_value(repo, "gitvault.node")
+    configured = config_value(git_dir, "gitvault.node")
     if configured:
         return _valid_node(configured, "git config gitvault.node")
     return host_node()

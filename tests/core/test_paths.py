@@ -55,7 +55,6 @@ def test_repository_config_overrides_global(home: Path, tmp_path: Path) -> None:
     layout = repo(tmp_path / "r")
     git("config", "gitvault.node", "this-clone", cwd=layout.root)
     assert resolve_node(None, layout.git_dir) == "this-clone"
-    assert resolve_node(None, layout.root) == "this-clone"
 
 
 def test_a_linked_worktree_reads_its_own_config(home: Path, tmp_path: Path) -> None:
@@ -71,6 +70,22 @@ def test_a_linked_worktree_reads_its_own_config(home: Path, tmp_path: Path) -> N
     git("config", "--worktree", "gitvault.node", "linked-tree", cwd=linked.root)
     assert resolve_node(None, linked.git_dir) == "linked-tree"
     assert resolve_node(None, main.git_dir) == "main-tree"
+
+
+def test_a_bare_repository_policy_does_not_hide_the_repository_config(
+        home: Path, tmp_path: Path) -> None:
+    git("config", "--global", "safe.bareRepository", "explicit")
+    layout = repo(tmp_path / "r")
+    git("config", "gitvault.node", "this-clone", cwd=layout.root)
+    assert resolve_node(None, layout.git_dir) == "this-clone"
+
+
+def test_git_c_of_a_calling_git_is_honoured(home: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    layout = repo(tmp_path / "r")
+    git("config", "gitvault.node", "this-clone", cwd=layout.root)
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'gitvault.node'='from-hook'")
+    assert resolve_node(None, layout.git_dir) == "from-hook"
 
 
 def test_env_and_flag_override_git_config(home: Path, tmp_path: Path,
