@@ -98,6 +98,8 @@ SOURCE_KEYS: dict[str, type | tuple[type, ...]] = {
     "severity": str,
 }
 SOURCE_TYPES = ("pypi", "npm", "file", "git-ref", "command")
+# A knowledge change routes to a PR at the priority named like its severity (SPEC §8),
+# so this is also the queue's PRIORITIES.
 SEVERITIES = ("critical", "high", "medium", "low")
 
 

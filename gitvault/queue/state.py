@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import marshal
 
-from gitvault.core.config import DEFAULT_LOCK_TTL_S
+from gitvault.core.config import DEFAULT_LOCK_TTL_S, SEVERITIES
 
 TYPE_CHECKING = False  # typing is not imported at run time (the queue's hot path)
 if TYPE_CHECKING:
     from typing import Any
 
-PRIORITIES = ("critical", "high", "medium", "low")
+PRIORITIES = SEVERITIES  # a knowledge change's severity is its PR's priority (SPEC §8)
 RANK = {name: rank for rank, name in enumerate(PRIORITIES)}
 STATUSES = ("queued", "running", "done", "failed", "deferred", "blocked", "purged")
 ACTIVE = ("queued", "running")
