@@ -101,19 +101,15 @@ def note(message: str) -> None:
 
 def read_input(value: str | None, file: str | None, what: str = "content") -> str | None:
     """``--content TEXT``, ``--file F`` or ``--file -`` (stdin); at most one."""
+    from gitvault.core.files import decode_text, read_text
     from gitvault.errors import InvalidInput
-    from gitvault.skills.model import read_text
 
     if value is not None and file is not None:
         raise InvalidInput(f"give the {what} with --content or --file, not both")
     if file is None:
         return value
     if file == "-":
-        data = sys.stdin.buffer.read()
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidInput(f"stdin: not UTF-8 text (bad byte at offset {exc.start})") from None
+        return decode_text(sys.stdin.buffer.read(), "stdin")
     from pathlib import Path
 
     return read_text(Path(file))

@@ -112,7 +112,7 @@ def dashboard(days: int | None, no_color: bool, html_file: str | None) -> None:
     window = section.window_days if days is None else days
     data, report, drift_rows = dashboard_report(runs, moment, section, warnings, days)
     if html_file:
-        from gitvault.skills.model import write_atomic
+        from gitvault.core.files import write_atomic
 
         write_atomic(Path(html_file), view.render_html(report, drift_rows, runs, moment, window,
                                                        section.flag_below))

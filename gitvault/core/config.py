@@ -13,6 +13,7 @@ import os
 from collections import namedtuple
 from pathlib import Path
 
+from gitvault.core.files import decode_text, parse_error, read_bytes
 from gitvault.errors import ConfigError
 
 TYPE_CHECKING = False  # typing is not imported at run time: record-run starts fast
@@ -23,6 +24,10 @@ CONFIG_NAME = "gitvault.yaml"
 
 
 Key = namedtuple("Key", "default kind comment")  # a schema entry
+
+# SPEC §4.3 (the peer's TTL): queue.lock_ttl_s's default, and the TTL of a lock record
+# (imported from the peer, or written by an older gitvault) that names none.
+DEFAULT_LOCK_TTL_S = 7200
 
 
 SCHEMA: dict[str, dict[str, Key]] = {
@@ -45,7 +50,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "drift_threshold": Key(0.15, float, "last week's avg - this week's avg above this: drift"),
     },
     "queue": {
-        "lock_ttl_s": Key(7200, int, "file locks expire after this many seconds"),
+        "lock_ttl_s": Key(DEFAULT_LOCK_TTL_S, int, "file locks expire after this many seconds"),
         "max_locks": Key(10, int, "concurrent locks"),
         "max_per_dag": Key(20, int, "prompt requests in one DAG"),
         "max_per_dispatch": Key(5, int, "prompt requests one dispatch hands out"),
@@ -93,6 +98,8 @@ SOURCE_KEYS: dict[str, type | tuple[type, ...]] = {
     "severity": str,
 }
 SOURCE_TYPES = ("pypi", "npm", "file", "git-ref", "command")
+# A knowledge change routes to a PR at the priority named like its severity (SPEC §8),
+# so this is also the queue's PRIORITIES.
 SEVERITIES = ("critical", "high", "medium", "low")
 
 
@@ -225,17 +232,11 @@ def defaults() -> Config:
 def parse_yaml(data: bytes, source: str) -> Any:
     import yaml  # heavy: imported only on a cache miss
 
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    text = decode_text(data, source, ConfigError)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{source}: invalid YAML{where}: {problem}") from None
+        raise parse_error(exc, source, "YAML", ConfigError) from None
 
 
 def load(path: Path, cache_dir: Path | None = None) -> Config:
@@ -243,10 +244,7 @@ def load(path: Path, cache_dir: Path | None = None) -> Config:
     file's whole text (it is used only when the text is the same), so commands that
     do not otherwise need YAML skip importing it."""
     source = str(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"{source}: missing") from None
+    data = read_bytes(path, error=ConfigError)
     text = data.decode("utf-8", "surrogateescape")
     cache = cache_dir / "config.json" if cache_dir is not None else None
     raw: Any = None

@@ -48,19 +48,45 @@ def _env(when: datetime | None = None) -> dict[str, str]:
     return env
 
 
+def _run(argv: list[str], env: dict[str, str],
+         input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(argv, input=input, capture_output=True, env=env)
+    except FileNotFoundError:
+        raise GitError("git is not installed (gitvault needs the git command)") from None
+
+
+def _failed(command: str, proc: subprocess.CompletedProcess[bytes]) -> GitError:
+    message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    detail = message[-1] if message else f"exit {proc.returncode}"
+    return GitError(f"git {command} failed: {detail}")
+
+
 def git(root: Path, *args: str, input: bytes | None = None, check: bool = True,
         when: datetime | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run ``git -C root args``; a failure raises GitError with git's own message."""
-    try:
-        proc = subprocess.run(["git", "-C", str(root), *args], input=input,
-                              capture_output=True, env=_env(when))
-    except FileNotFoundError:
-        raise GitError("git is not installed (gitvault needs the git command)") from None
+    proc = _run(["git", "-C", str(root), *args], _env(when), input)
     if check and proc.returncode != 0:
-        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        detail = message[-1] if message else f"exit {proc.returncode}"
-        raise GitError(f"git {args[0]} failed: {detail}")
+        raise _failed(args[0], proc)
     return proc
+
+
+def config_value(git_dir: Path | None, key: str) -> str | None:
+    """``git config --get key`` as git itself reads it for the repository whose git dir
+    is ``git_dir`` (a linked worktree's own one included): system and global config
+    (``GIT_CONFIG_GLOBAL``, ``GIT_CONFIG_NOSYSTEM``), includes, ``-c`` of a calling git,
+    the repository's and the worktree's config. ``git_dir`` None: outside any
+    repository (system and global only). None when the key is not set."""
+    # An explicit git dir: no discovery, so safe.bareRepository=explicit cannot refuse
+    # it; os.devnull is no repository, so git reads no repository config at all.
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0",
+               GIT_DIR=str(git_dir) if git_dir is not None else os.devnull)
+    proc = _run(["git", "config", "--get", key], env)
+    if proc.returncode == 1:
+        return None
+    if proc.returncode != 0:
+        raise _failed("config", proc)
+    return proc.stdout.decode("utf-8", "replace").strip()
 
 
 def out(root: Path, *args: str) -> str:

@@ -10,6 +10,10 @@ from pathlib import Path
 from gitvault.errors import InvalidInput, NotFound
 
 CONFIG_NAME = "gitvault.yaml"
+SKILLS_DIR = "skills"
+ARCHIVE_DIR = ".archive"  # skills/.archive/<name>/: archived skills, never deleted
+REJECTED_DIR = ".rejected"  # skills/.rejected/<name>/: code skills the gate refused
+LOGS_DIR = "logs"
 STREAMS = ("runs", "events", "queue", "knowledge", "gate", "improvements", "health")
 NODE_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -42,22 +46,35 @@ class VaultLayout:
 
     @property
     def skills(self) -> Path:
-        return self.root / "skills"
+        return self.root / SKILLS_DIR
 
     @property
     def archive(self) -> Path:
-        return self.skills / ".archive"
+        return self.skills / ARCHIVE_DIR
 
     @property
     def rejected(self) -> Path:
-        return self.skills / ".rejected"
+        return self.skills / REJECTED_DIR
 
     @property
     def logs(self) -> Path:
-        return self.root / "logs"
+        return self.root / LOGS_DIR
 
     def skill_dir(self, name: str, *, archived: bool = False) -> Path:
         return (self.archive if archived else self.skills) / name
+
+    # Paths as git names them (relative to the work tree top, forward slashes), for code
+    # that reads the index or history; ``vault_rel`` is the vault folder there ('' or '.'
+    # when the vault is the top).
+    @staticmethod
+    def git_path(vault_rel: str, *parts: str) -> str:
+        """``parts`` under the vault folder ``vault_rel``, as git names the path."""
+        return "/".join([*([vault_rel] if vault_rel not in ("", ".") else []), *parts])
+
+    @staticmethod
+    def skill_git_dir(vault_rel: str, name: str, *, archived: bool = False) -> str:
+        """``skills/<name>`` or ``skills/.archive/<name>`` as git names it."""
+        return VaultLayout.git_path(vault_rel, SKILLS_DIR, *([ARCHIVE_DIR] if archived else []), name)
 
     def stream(self, stream: str) -> Path:
         if stream not in STREAMS:
@@ -116,40 +133,32 @@ def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
         "run 'gitvault init' or pass --vault PATH")
 
 
-def _git_config_node(git_dir: Path | None) -> str | None:
-    """``gitvault.node`` from the repository's own config file (no subprocess)."""
-    if git_dir is None:
-        return None
-    try:
-        text = (git_dir / "config").read_text("utf-8", errors="replace")
-    except OSError:
-        return None
-    section = ""
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("["):
-            section = line.strip("[]").strip().lower()
-        elif section == "gitvault" and "=" in line:
-            key, _, value = line.partition("=")
-            if key.strip().lower() == "node":
-                return value.strip().strip('"')
-    return None
-
-
 def host_node() -> str:
     """The host name reduced to ``[a-z0-9-]``."""
     reduced = re.sub(r"[^a-z0-9]+", "-", os.uname().nodename.lower()).strip("-")
     return reduced[:64].strip("-") or "node"
 
 
+def _valid_node(value: str, origin: str) -> str:
+    if len(value) > 64 or not NODE_RE.match(value):
+        raise InvalidInput(f"invalid node id {value!r} from {origin}: use lowercase letters, "
+                           "digits and single hyphens")
+    return value
+
+
 def resolve_node(explicit: str | None, git_dir: Path | None) -> str:
-    """``--node``, else ``GITVAULT_NODE``, else git config ``gitvault.node``, else the host."""
-    for origin, value in (("--node", explicit), ("GITVAULT_NODE", os.environ.get("GITVAULT_NODE")),
-                          ("git config gitvault.node", _git_config_node(git_dir))):
-        if value:
-            if len(value) > 64 or not NODE_RE.match(value):
-                raise InvalidInput(
-                    f"invalid node id {value!r} from {origin}: use lowercase letters, "
-                    "digits and single hyphens")
-            return value
+    """``--node``, else ``GITVAULT_NODE``, else ``git config gitvault.node`` as git reads
+    it for the repository of ``git_dir`` (``VaultLayout.git_dir``; None outside git:
+    system and global config only), else the host name. git runs only when the first
+    two are absent."""
+    if explicit:
+        return _valid_node(explicit, "--node")
+    from_env = os.environ.get("GITVAULT_NODE")
+    if from_env:
+        return _valid_node(from_env, "GITVAULT_NODE")
+    from gitvault.core.git import config_value  # a subprocess: only when it is needed
+
+    configured = config_value(git_dir, "gitvault.node")
+    if configured:
+        return _valid_node(configured, "git config gitvault.node")
     return host_node()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gitvault.core.files import write_atomic
+from gitvault.core.paths import VaultLayout
 from gitvault.errors import NotFound
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -31,8 +33,12 @@ def gitattributes_lines() -> list[str]:
     return [line for line in template("gitattributes").splitlines() if line.strip()]
 
 
-def completed_gitattributes(path: Path) -> tuple[list[str], str]:
-    """(the lines ``path`` lacks, its text with them added at the end)."""
+def add_gitattributes(layout: VaultLayout, *, write: bool = True) -> list[str]:
+    """The lines of the template the vault's .gitattributes lacks, appended to it
+    (atomically, the user's own lines kept) when ``write``."""
+    path = layout.gitattributes
     present = path.read_text("utf-8").splitlines() if path.is_file() else []
     missing = [line for line in gitattributes_lines() if line not in present]
-    return missing, "\n".join([*present, *missing]) + "\n"
+    if missing and write:
+        write_atomic(path, "\n".join([*present, *missing]) + "\n")
+    return missing

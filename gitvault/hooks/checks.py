@@ -13,8 +13,10 @@ from typing import Any
 
 from gitvault.core import git
 from gitvault.core.clock import now
+from gitvault.core.paths import ARCHIVE_DIR, LOGS_DIR, REJECTED_DIR, SKILLS_DIR, VaultLayout
 from gitvault.errors import InvalidInput
-from gitvault.skills.model import SKILL_FILE, parse_skill
+from gitvault.skills.model import SKILL_FILE, parse_skill_bytes
+from gitvault.skills.versions import skill_paths
 
 
 def staged_changes(top: Path) -> list[tuple[str, str]]:
@@ -66,32 +68,30 @@ def _version(data: bytes | None) -> int:
     if data is None:
         return 0
     try:
-        return parse_skill(data.decode("utf-8")).version
-    except (InvalidInput, UnicodeDecodeError):
+        return parse_skill_bytes(data).version
+    except InvalidInput:
         return 0
 
 
-def check_skill(top: Path, skills: str, folder: str, gate: Callable[..., Any],
+def check_skill(top: Path, vault_rel: str, name: str, archived: bool, gate: Callable[..., Any],
                 evidence: Callable[[str], bool]) -> list[str]:
-    """One changed skill folder (``skills`` is the vault's skills/ path in git)."""
-    sub = folder[len(skills) + 1:]
-    archived = sub.startswith(".archive/")
-    name = sub.split("/")[-1]
+    """One changed skill folder: ``skills/<name>`` or ``skills/.archive/<name>`` of the
+    vault at ``vault_rel`` in the work tree ``top``."""
+    folder = VaultLayout.skill_git_dir(vault_rel, name, archived=archived)
     skill_md = f"{folder}/{SKILL_FILE}"
     data = _staged(top, skill_md)
     if data is None:
-        other = f"{skills}/{name}" if archived else f"{skills}/.archive/{name}"
+        other = VaultLayout.skill_git_dir(vault_rel, name, archived=not archived)
         if _staged(top, f"{other}/{SKILL_FILE}") is None:
             return [f"{folder}: deletes skill {name!r} (skills are archived, never deleted)"]
         return []
     try:
-        skill = parse_skill(data.decode("utf-8"), skill_md)
-    except (InvalidInput, UnicodeDecodeError) as exc:
+        skill = parse_skill_bytes(data, skill_md)
+    except InvalidInput as exc:
         return [f"{skill_md}: invalid skill file: {exc}"]
     if skill.name != name:
         return [f"{skill_md}: name {skill.name!r} does not match its folder {name!r}"]
-    before = max(_version(_head(top, f"{skills}/{name}/{SKILL_FILE}")),
-                 _version(_head(top, f"{skills}/.archive/{name}/{SKILL_FILE}")))
+    before = max(_version(_head(top, path)) for path in skill_paths(vault_rel, name))
     if before and skill.version <= before:
         return [f"{skill_md}: the skill changed but metadata.version is still "
                 f"{skill.version} (committed: {before}); bump it to {before + 1}"]
@@ -117,22 +117,21 @@ def check_skill(top: Path, skills: str, folder: str, gate: Callable[..., Any],
 def pre_commit(top: Path, vault_rel: str, gate: Callable[..., Any],
                evidence: Callable[[str], bool]) -> list[str]:
     """Every problem with what is staged (empty: the commit may go ahead)."""
-    prefix = f"{vault_rel}/" if vault_rel else ""
-    skills, logs = f"{prefix}skills", f"{prefix}logs"
-    folders: dict[str, None] = {}
+    skills, logs = (VaultLayout.git_path(vault_rel, d) for d in (SKILLS_DIR, LOGS_DIR))
+    folders: dict[tuple[str, bool], None] = {}  # (name, archived), in the order staged
     problems: list[str] = []
     for status, path in staged_changes(top):
         if path.startswith(f"{logs}/") and path.endswith(".jsonl"):
             problems += check_jsonl(top, path, status)
         elif path.startswith(f"{skills}/"):
             parts = path[len(skills) + 1:].split("/")
-            if parts[0] == ".rejected" or len(parts) < 2:
+            if parts[0] == REJECTED_DIR or len(parts) < 2:
                 continue
-            depth = 2 if parts[0] == ".archive" else 1
-            if len(parts) > depth:
-                folders["/".join([skills, *parts[:depth]])] = None
-    for folder in folders:
-        problems += check_skill(top, skills, folder, gate, evidence)
+            archived = parts[0] == ARCHIVE_DIR
+            if len(parts) > 1 + archived:
+                folders[parts[archived], archived] = None
+    for name, archived in folders:
+        problems += check_skill(top, vault_rel, name, archived, gate, evidence)
     return problems
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from gitvault.core import git
+from gitvault.core.files import write_atomic
 from gitvault.core.shipped import shipped
 from gitvault.errors import InvalidInput
 
@@ -80,10 +81,7 @@ def install(top: Path) -> list[str]:
             done.append(f"kept your {hook} hook as {legacy.name}")
         if path.exists() and path.read_text("utf-8", errors="replace") == text:
             continue
-        tmp = path.with_name(f".{hook}.{os.getpid()}.tmp")
-        tmp.write_text(text, "utf-8")
-        tmp.chmod(0o755)
-        os.replace(tmp, path)
+        write_atomic(path, text, mode=0o755)
         done.append(f"installed {hook}")
     return done
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gitvault.core import clock, records
+from gitvault.core.config import DEFAULT_LOCK_TTL_S
 from gitvault.core.paths import VaultLayout
 from gitvault.errors import InvalidInput
 from gitvault.queue.log import QueueLog
@@ -106,7 +107,7 @@ def _convert(kind: str, raw: dict[str, Any], origin: dict[str, Any]
         return (record, None) if why is None else (None, why)
     if kind == "locks":
         lock = {"agent": raw.get("agent", "default"), "files": raw.get("files"),
-                "lockedAt": raw.get("lockedAt"), "ttl": raw.get("ttl", 7200)}
+                "lockedAt": raw.get("lockedAt"), "ttl": raw.get("ttl", DEFAULT_LOCK_TTL_S)}
         record = {"ts": _valid_ts(raw.get("lockedAt")), "op": "lock", "pr": raw.get("prId"),
                   "lock": lock, "importedFrom": origin}
     else:

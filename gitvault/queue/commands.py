@@ -24,7 +24,7 @@ from gitvault.queue.rules import (
     lock_expired,
     normalize_request,
 )
-from gitvault.queue.state import DAG_COUNTS, RANK, QueueState, view
+from gitvault.queue.state import DAG_COUNTS, RANK, STATUSES, QueueState, view
 
 TYPE_CHECKING = False  # typing is not imported at run time (the queue's hot path)
 if TYPE_CHECKING:
@@ -219,8 +219,7 @@ class Queue:
 
     def stats(self) -> dict[str, Any]:
         state = self.state()
-        order = ["queued", "running", "done", "failed", "deferred", "blocked", "purged"]
-        by_status = {s: state.counts[s] for s in order if state.counts.get(s)}
+        by_status = {s: state.counts[s] for s in STATUSES if state.counts.get(s)}
         return {"total": state.total(), "byStatus": by_status, "activeLocks": len(state.locks),
                 "expired": len(expired(state, clock.now()))}
 

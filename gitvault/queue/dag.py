@@ -2,17 +2,19 @@
 
 A DAG file (YAML or JSON) is ``{dagId: ID, tasks: [{key, task, agent?, priority?,
 source?, context?, files?, skills?, deadline?, dependsOn?: [key, ...]}]}``. Everything
-wrong with it is an InvalidInput naming the file, the task and the field; a cycle is
-named by its keys (``a -> b -> a``).
+wrong with it is an InvalidInput naming the file, the task and the field; a cycle
+(found by ``graphlib``) is named by its keys (``a -> b -> a``).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Any
 
+from gitvault.core.files import decode_text, read_bytes
 from gitvault.errors import ConfigError, InvalidInput
 from gitvault.queue.rules import normalize_request
 
@@ -34,22 +36,12 @@ class DagSpec:
 
 def read_dag_file(path: Path) -> DagSpec:
     """Read and check a DAG file (no queue state needed)."""
-    source = str(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InvalidInput(f"{source}: no such DAG file") from None
-    except OSError as exc:
-        raise InvalidInput(f"{source}: cannot read: {exc.strerror or exc}") from None
-    return parse_dag(data, source)
+    return parse_dag(read_bytes(path, "DAG file"), str(path))
 
 
 def parse_dag(data: bytes, source: str) -> DagSpec:
     """Parse DAG file bytes: JSON when the file is ``.json`` or starts with ``{``, else YAML."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    text = decode_text(data, source)
     if source.endswith(".json") or text.lstrip().startswith("{"):
         try:
             raw = json.loads(text)
@@ -113,28 +105,11 @@ def check_dag(raw: Any, source: str) -> DagSpec:
 
 
 def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
-    """A cycle of ``graph`` (node -> the nodes it depends on) as ``[a, b, ..., a]``, or
-    None. Edges to nodes outside the graph are ignored. Iterative: deep graphs are fine."""
-    done: set[str] = set()
-    for start in graph:
-        if start in done:
-            continue
-        path: list[str] = [start]
-        on_path = {start}
-        stack = [iter(graph[start])]
-        while stack:
-            nxt = next(stack[-1], None)
-            if nxt is None:
-                stack.pop()
-                finished = path.pop()
-                on_path.discard(finished)
-                done.add(finished)
-                continue
-            if nxt not in graph or nxt in done:
-                continue
-            if nxt in on_path:
-                return [*path[path.index(nxt):], nxt]
-            path.append(nxt)
-            on_path.add(nxt)
-            stack.append(iter(graph[nxt]))
+    """A cycle of ``graph`` (node -> the nodes it depends on) as ``[a, b, ..., a]`` (a
+    depends on b), or None. Edges to nodes outside the graph are ignored."""
+    inside = {node: [d for d in depends if d in graph] for node, depends in graph.items()}
+    try:
+        TopologicalSorter(inside).prepare()
+    except CycleError as exc:
+        return list(reversed(exc.args[1]))  # graphlib names it from dependency to dependent
     return None

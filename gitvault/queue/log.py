@@ -154,8 +154,8 @@ class QueueLog:
             self.parsed += 1
             try:
                 record = json.loads(raw)
-            except (ValueError, RecursionError) as exc:
-                why = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "invalid JSON"
+            except (ValueError, RecursionError):
+                why = records.decode_line(raw)[1] or "invalid JSON"
                 self.warnings.append(records.LineWarning(path, number, why))
                 continue
             if not isinstance(record, dict):

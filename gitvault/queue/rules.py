@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gitvault.core import clock
+from gitvault.core.config import DEFAULT_LOCK_TTL_S
 from gitvault.errors import InvalidInput
 from gitvault.queue.state import (
     DEADLINES,
@@ -65,7 +66,7 @@ def lock_expired(lock: dict[str, Any], now: datetime) -> bool:
     """now - lockedAt > ttl (as the peer); a lock with an unreadable time has expired."""
     try:
         locked_at = clock.parse_iso(lock["lockedAt"])
-        ttl = float(lock.get("ttl") or 7200)
+        ttl = float(lock.get("ttl") or DEFAULT_LOCK_TTL_S)
     except (InvalidInput, TypeError, ValueError):
         return True
     return (now - locked_at).total_seconds() > ttl

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import marshal
 
+from gitvault.core.config import DEFAULT_LOCK_TTL_S, SEVERITIES
+
 TYPE_CHECKING = False  # typing is not imported at run time (the queue's hot path)
 if TYPE_CHECKING:
     from typing import Any
 
-PRIORITIES = ("critical", "high", "medium", "low")
+PRIORITIES = SEVERITIES  # a knowledge change's severity is its PR's priority (SPEC §8)
 RANK = {name: rank for rank, name in enumerate(PRIORITIES)}
 STATUSES = ("queued", "running", "done", "failed", "deferred", "blocked", "purged")
 ACTIVE = ("queued", "running")
@@ -25,7 +27,7 @@ DEADLINES = {"immediate": 0, "24h": 86400, "week-end": 604800, "next-cycle": Non
 PR_FIELDS = ("id", "ts", "source", "priority", "agent", "task", "context", "affectedSkills",
              "affectedFiles", "deadline", "status", "result", "dependsOn", "dagId")
 LOCK_FIELDS = ("agent", "files", "prId", "lockedAt", "ttl")
-DAG_COUNTS = ("queued", "running", "done", "failed", "blocked", "purged")
+DAG_COUNTS = tuple(s for s in STATUSES if s != "deferred")  # the seed's DAG state counts
 LIST_FIELDS = ("affectedSkills", "affectedFiles", "dependsOn")
 PR_DEFAULTS: dict[str, Any] = {"source": "human", "priority": "medium", "agent": "default",
                              "task": "", "context": "", "deadline": "none", "status": "queued",
@@ -218,7 +220,7 @@ class QueueState:
             lock = record["lock"]
             self.locks[pr_id] = {"agent": lock.get("agent", "default"), "files": list(lock["files"]),
                                  "prId": pr_id, "lockedAt": lock["lockedAt"],
-                                 "ttl": lock.get("ttl", 7200)}
+                                 "ttl": lock.get("ttl", DEFAULT_LOCK_TTL_S)}
         if op == "unlock":
             self.locks.pop(pr_id, None)
         if "status" in record:

@@ -9,9 +9,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitvault.core.paths import SKILLS_DIR
 from gitvault.errors import InvalidInput
 from gitvault.retrieval.tokens import tokenize
-from gitvault.skills.model import SKILL_FILE, parse_skill
+from gitvault.skills.model import SKILL_FILE, parse_skill_bytes
 
 CODE_FILE = "skill.py"
 FIELDS = ("name", "trigger", "description", "tags", "body")
@@ -78,19 +79,14 @@ def load(skills_dir: Path, folder: str) -> Loaded:
     """Read ``skills/<folder>/`` (SKILL.md, and skill.py for a code skill)."""
     base = skills_dir / folder
     path = base / SKILL_FILE
-    source = f"skills/{folder}/{SKILL_FILE}"  # relative: stored errors survive a move
+    source = f"{SKILLS_DIR}/{folder}/{SKILL_FILE}"  # relative: stored errors survive a move
     read = _read(path)
     if read is None:
         return Loaded(folder, None, None, "-", 0, "-")  # gone since it was listed
     data, st = read
     signature, mtime, blob = stat_signature(st), st.st_mtime_ns, blob_id(data)
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        error = f"{source}: not UTF-8 text (bad byte at offset {exc.start})"
-        return Loaded(folder, None, _skipped(error), signature, mtime, blob)
-    try:
-        skill = parse_skill(text, source)
+        skill = parse_skill_bytes(data, source)
     except InvalidInput as exc:
         return Loaded(folder, None, _skipped(str(exc)), signature, mtime, blob)
     body = skill.body

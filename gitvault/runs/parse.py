@@ -6,7 +6,6 @@ read again line by line, so each bad line is reported with its number and reason
 
 from __future__ import annotations
 
-import json
 from array import array
 from datetime import datetime
 from itertools import islice
@@ -14,8 +13,9 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from gitvault.core.records import LineWarning
+from gitvault.core.records import LineWarning, decode_line
 from gitvault.runs.columns import EPOCH, ONE_MS, Runs, SkillColumns, check_run, id_key, ts_ms
+from gitvault.runs.record import RESULTS
 
 
 class _Run(msgspec.Struct, gc=False):
@@ -25,7 +25,7 @@ class _Run(msgspec.Struct, gc=False):
     skill: Annotated[str, msgspec.Meta(min_length=1)]
     ts: str
     score: float
-    result: Literal["success", "partial", "fail"]
+    result: Literal[RESULTS]  # type: ignore[valid-type]  # msgspec reads it at run time
     id: Any = None
 
 
@@ -210,16 +210,5 @@ def _plain(raw: bytes) -> tuple[_Run | None, str]:
 
 
 def _why_not_json(raw: bytes) -> str:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return "not UTF-8"
-    try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
-        return f"invalid JSON: {exc.msg}"
-    except RecursionError:
-        return "invalid JSON: nested too deeply"
-    except ValueError:  # an integer longer than Python converts (4,300 digits)
-        return "invalid JSON: a number too long to read"
-    return "not JSON that every reader takes (NaN, Infinity or a lone surrogate)"
+    return decode_line(raw)[1] or \
+        "not JSON that every reader takes (NaN, Infinity or a lone surrogate)"

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from gitvault.core import git
 from gitvault.core.clock import now_seconds
+from gitvault.core.files import write_atomic
 from gitvault.errors import InvalidInput
 from gitvault.gate import verify as gate
 from gitvault.gate.scan import FILES
-from gitvault.skills.model import SKILL_FILE, Skill, render_skill, write_atomic
+from gitvault.skills.model import SKILL_FILE, Skill, render_skill
 
 if TYPE_CHECKING:
     from gitvault.skills.store import SkillEdit, SkillStore

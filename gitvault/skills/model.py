@@ -6,12 +6,12 @@ gitvault writes only Agent Skills top-level keys; its own fields live in
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gitvault.core.files import decode_text, parse_error, read_text
 from gitvault.errors import InvalidInput
 
 SKILL_FILE = "SKILL.md"
@@ -107,13 +107,6 @@ class Skill:
         }
 
 
-def _front_matter_error(source: str, exc: Exception) -> InvalidInput:
-    mark = getattr(exc, "problem_mark", None)
-    where = f" at line {mark.line + 1}" if mark is not None else ""
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return InvalidInput(f"{source}: invalid YAML front-matter{where}: {problem}")
-
-
 def parse_skill(text: str, source: str = SKILL_FILE) -> Skill:
     """Parse SKILL.md text; errors name ``source`` and what is wrong."""
     import frontmatter
@@ -124,7 +117,7 @@ def parse_skill(text: str, source: str = SKILL_FILE) -> Skill:
     try:
         post = frontmatter.loads(text)
     except yaml.YAMLError as exc:
-        raise _front_matter_error(source, exc) from None
+        raise parse_error(exc, source, "YAML front-matter") from None
     except ValueError as exc:
         raise InvalidInput(f"{source}: malformed front-matter: {exc}") from None
     data = dict(post.metadata)
@@ -180,36 +173,11 @@ def render_skill(skill: Skill) -> str:
     return f"---\n{head}---\n{body}"
 
 
-def read_text(path: Path) -> str:
-    """A text file's content; non-UTF-8 bytes are an InvalidInput naming the file."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InvalidInput(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InvalidInput(f"{path}: is a folder, not a file") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from None
+def parse_skill_bytes(data: bytes, source: str = SKILL_FILE) -> Skill:
+    """Parse SKILL.md bytes (from git, or read raw); non-UTF-8 is an InvalidInput."""
+    return parse_skill(decode_text(data, source), source)
 
 
 def read_skill(folder: Path) -> Skill:
     path = folder / SKILL_FILE
     return parse_skill(read_text(path), str(path))
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text``: temp file, fsync, rename, fsync of the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)

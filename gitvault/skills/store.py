@@ -16,6 +16,7 @@ from typing import Any
 
 from gitvault.core import git, records
 from gitvault.core.clock import now, now_seconds
+from gitvault.core.files import write_atomic
 from gitvault.core.paths import VaultLayout
 from gitvault.errors import Conflict, GitError, InvalidInput, NotFound
 from gitvault.skills import codegate, usage, versions
@@ -29,7 +30,6 @@ from gitvault.skills.model import (
     normalize_name,
     read_skill,
     render_skill,
-    write_atomic,
 )
 
 Append = Callable[[str, dict[str, Any]], dict[str, Any]]

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gitvault.skills.model import Skill
+from gitvault.skills.model import STATES, Skill
 
 Stats = dict[str, dict[str, int]]
 VIEW_KEYS = ("name", "description", "trigger", "version", "kind", "state", "provenance",
              "sensitive", "urn", "metadata", "content", "stats")
-LIST_STATES = ("active", "stale", "archived", "all")
+LIST_STATES = (*STATES, "all")
 
 
 def _name(ref: object) -> str:

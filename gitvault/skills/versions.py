@@ -16,8 +16,9 @@ from typing import Any
 
 from gitvault.core import git
 from gitvault.core.clock import parse_iso
+from gitvault.core.paths import VaultLayout
 from gitvault.errors import InvalidInput, NotFound
-from gitvault.skills.model import SKILL_FILE, Skill, normalize_name, parse_skill
+from gitvault.skills.model import SKILL_FILE, Skill, normalize_name, parse_skill_bytes
 
 REF_RE = re.compile(r"^(?P<name>[^@]+)(?:@[vV]?(?P<version>[^@]+))?$")
 
@@ -55,10 +56,10 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
     return normalize_name(match.group("name")), parse_version(version) if version else None
 
 
-def skill_paths(skills_rel: str, name: str) -> list[str]:
+def skill_paths(vault_rel: str, name: str) -> list[str]:
     """The SKILL.md paths a skill can have, relative to the work tree: active, archived."""
-    prefix = f"{skills_rel}/" if skills_rel not in ("", ".") else ""
-    return [f"{prefix}skills/{name}/{SKILL_FILE}", f"{prefix}skills/.archive/{name}/{SKILL_FILE}"]
+    return [f"{VaultLayout.skill_git_dir(vault_rel, name, archived=archived)}/{SKILL_FILE}"
+            for archived in (False, True)]
 
 
 def _file_at(top: Path, sha: str, paths: list[str]) -> tuple[str, bytes] | None:
@@ -80,8 +81,8 @@ def history(top: Path, vault_rel: str, name: str) -> list[Version]:
             if found is None:
                 continue
             try:
-                version = parse_skill(found[1].decode("utf-8"), found[0]).version
-            except (InvalidInput, UnicodeDecodeError):
+                version = parse_skill_bytes(found[1], found[0]).version
+            except InvalidInput:
                 continue
         versions.append(Version(version, commit.sha, commit.date, commit.op or "edit",
                                 commit.trailers.get("Gitvault-Node", ""), commit.subject))
@@ -96,10 +97,7 @@ def read_version(top: Path, vault_rel: str, name: str, version: int) -> Skill:
             continue
         found = _file_at(top, entry.sha, paths)
         if found is not None:
-            try:
-                return parse_skill(found[1].decode("utf-8"), f"{name}@v{version}")
-            except UnicodeDecodeError:
-                raise InvalidInput(f"{name}@v{version}: not UTF-8 text") from None
+            return parse_skill_bytes(found[1], f"{name}@v{version}")
     raise NotFound(f"skill {name!r} has no version {version} in history")
 
 

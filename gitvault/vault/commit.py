@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gitvault.core import git
+from gitvault.skills.model import STATES
 
 if TYPE_CHECKING:
     from gitvault.vault.facade import Vault
@@ -35,7 +36,7 @@ def commit_logs(vault: Vault, message: str | None = None) -> tuple[str | None, i
 
 def status(vault: Vault) -> dict[str, Any]:
     """Skills by state, pending records, uncommitted changes to skills and config."""
-    counts = {"active": 0, "stale": 0, "archived": 0}
+    counts = dict.fromkeys(STATES, 0)
     skipped: list[str] = []
     for skill in vault.skills.iter_all(skipped=skipped):
         counts[skill.state] = counts.get(skill.state, 0) + 1

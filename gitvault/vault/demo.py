@@ -21,7 +21,7 @@ from gitvault.core.shipped import shipped
 from gitvault.errors import GitvaultError, InvalidInput
 from gitvault.runs import health
 from gitvault.runs.record import record_run
-from gitvault.skills.model import SKILL_FILE, parse_skill, read_text, render_skill
+from gitvault.skills.model import read_skill, render_skill
 from gitvault.skills.store import SkillEdit
 from gitvault.skills.versions import diff_text
 from gitvault.vault import tool as protocol
@@ -158,7 +158,7 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     step("Add the example skills (each is a SKILL.md an Agent Skills loader can read)",
          "gitvault skill create NAME --description ... --file body.md")
     for folder_ in sorted(examples_dir().iterdir()):
-        example = parse_skill(read_text(folder_ / SKILL_FILE), str(folder_ / SKILL_FILE))
+        example = read_skill(folder_)
         meta = example.metadata
         skill, _ = vault.skills.create(example.name, SkillEdit(
             content=example.body, description=example.description,

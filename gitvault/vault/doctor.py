@@ -9,9 +9,9 @@ from typing import Any
 
 from gitvault.core import git, records
 from gitvault.core.paths import STREAMS, VaultLayout
-from gitvault.core.shipped import completed_gitattributes
+from gitvault.core.shipped import add_gitattributes
 from gitvault.errors import GitvaultError
-from gitvault.skills.model import NAME_RE, SKILL_FILE, read_skill, write_atomic
+from gitvault.skills.model import NAME_RE, SKILL_FILE, read_skill
 
 
 @dataclass
@@ -42,13 +42,10 @@ def check_layout(layout: VaultLayout, repair: bool) -> list[Problem]:
                 (folder / ".gitkeep").touch()
                 problem.repaired = True
             problems.append(problem)
-    missing, completed = completed_gitattributes(layout.gitattributes)
+    missing = add_gitattributes(layout, write=repair)
     if missing:
-        problem = Problem("layout", ".gitattributes", f"missing line(s): {'; '.join(missing)}")
-        if repair:
-            write_atomic(layout.gitattributes, completed)
-            problem.repaired = True
-        problems.append(problem)
+        problems.append(Problem("layout", ".gitattributes",
+                                f"missing line(s): {'; '.join(missing)}", repaired=repair))
     return problems
 
 
@@ -77,7 +74,7 @@ def check_skills(layout: VaultLayout) -> tuple[list[Problem], int]:
                 problems.append(Problem("skill", rel,
                                         f"name {skill.name!r} differs from its folder"))
             if archived != (skill.state == "archived"):
-                where = "skills/.archive/" if archived else "skills/"
+                where = layout.rel(base) + "/"
                 problems.append(Problem("skill", rel,
                                         f"state {skill.state!r} but the skill is in {where}"))
     return problems, checked

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from gitvault.core import config as config_mod
 from gitvault.core import git
+from gitvault.core.files import write_atomic
 from gitvault.core.paths import VaultLayout, resolve_node
-from gitvault.core.shipped import completed_gitattributes, template
+from gitvault.core.shipped import add_gitattributes, template
 from gitvault.errors import Conflict, InvalidInput
 from gitvault.hooks import shims
-from gitvault.skills.model import write_atomic
 
 
 def init_vault(folder: Path, remote: str | None = None) -> tuple[Path, list[str]]:
@@ -35,9 +35,7 @@ def init_vault(folder: Path, remote: str | None = None) -> tuple[Path, list[str]
     else:
         write_atomic(layout.config, template("gitvault.yaml"))
         made.append(layout.rel(layout.config))
-    missing, completed = completed_gitattributes(layout.gitattributes)
-    if missing:
-        write_atomic(layout.gitattributes, completed)
+    if add_gitattributes(layout):
         made.append(layout.rel(layout.gitattributes))
     for keep in (layout.skills / ".gitkeep", layout.logs / ".gitkeep"):
         if not keep.parent.is_dir():

@@ -22,6 +22,9 @@ def test_node_precedence(gv: Runner, vault: Path) -> None:
     gv.ok("skill", "create", "a", "--description", "d")
     assert last_event(vault)["node"] == host_node()
     assert host_node() == re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-")
+    gv.git("config", "--global", "gitvault.node", "from-global")
+    gv.ok("skill", "create", "g", "--description", "d")
+    assert last_event(vault)["node"] == "from-global"
     gv.git("config", "gitvault.node", "from-git-config")
     gv.ok("skill", "create", "b", "--description", "d")
     assert last_event(vault)["node"] == "from-git-config"

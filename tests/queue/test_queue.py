@@ -436,7 +436,7 @@ def test_bad_lines_are_reported_not_fatal(vault: Path, clock: Any) -> None:
     state = q.state()
     assert state.status(pr_id) == "queued"
     reasons = [(w.line, w.reason) for w in q.warnings]
-    assert reasons == [(2, "queue event 'start' without a pr"), (3, "invalid JSON")]
+    assert reasons == [(2, "queue event 'start' without a pr"), (3, "invalid JSON: Expecting value")]
     q.log.save(state, force=True)
     again = open_q(vault)
     again.state()

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gitvault.core.files import write_atomic
 from gitvault.errors import InvalidInput
 from gitvault.retrieval.context import (
     HELPERS_HEADER,
@@ -27,7 +28,7 @@ from gitvault.retrieval.engine import rank_skills, refresh_index
 from gitvault.retrieval.index import INDEX_FILE
 from gitvault.retrieval.listing import Listing
 from gitvault.retrieval.tokens import tokenize
-from gitvault.skills.model import Skill, render_skill, write_atomic
+from gitvault.skills.model import Skill, render_skill
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "retrieval"
 # The values reached when the labelled set was written: recall@3 0.9714 (68/70) and
