@@ -84,6 +84,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
     "watch": {
         "sources": Key([], list, "knowledge sources (see SPEC section 8)"),
+        "timeout_s": Key(10.0, float, "seconds one look-up of a source may take"),
+        "max_lookups": Key(3, int, "network look-ups per tier-2 or tier-3 cycle"),
     },
 }
 
@@ -94,6 +96,8 @@ SOURCE_KEYS: dict[str, type | tuple[type, ...]] = {
 }
 SOURCE_TYPES = ("pypi", "npm", "file", "git-ref", "command")
 SEVERITIES = ("critical", "high", "medium", "low")
+SOURCE_NEEDS = {"pypi": "package", "npm": "package", "file": "path", "git-ref": "remote",
+                "command": "command"}
 
 
 class Section:
@@ -212,6 +216,9 @@ def _validate_sources(sources: list[Any], source: str) -> None:
         seen.add(sid)
         if src.get("type") not in SOURCE_TYPES:
             raise ConfigError(f"{where}.type' must be one of {', '.join(SOURCE_TYPES)}")
+        need = SOURCE_NEEDS[src["type"]]
+        if not src.get(need):
+            raise ConfigError(f"{where}.{need}' is required for a {src['type']} source")
         if src.get("tier", 1) not in (1, 2, 3):
             raise ConfigError(f"{where}.tier' must be 1, 2 or 3")
         if src.get("severity", "medium") not in SEVERITIES:
