@@ -261,10 +261,10 @@ def ls_remote(root: Path, remote: str, pattern: str, timeout: float) -> list[tup
     if not remote or remote.startswith("-"):
         raise GitError(f"not a git remote: {remote!r}")
     env = _env()
-    env["GIT_PROTOCOL_FROM_USER"] = "0"
     env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
-    args = ["git", "-C", str(root), "-c", "protocol.ext.allow=never", "ls-remote", "--",
-            remote, pattern]
+    allowed = [f"protocol.{name}.allow=always" for name in ("https", "http", "ssh", "git", "file")]
+    args = ["git", "-C", str(root), "-c", "protocol.allow=never",
+            *(arg for item in allowed for arg in ("-c", item)), "ls-remote", "--", remote, pattern]
     try:
         proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env, start_new_session=True)

@@ -45,6 +45,8 @@ def get_json(url: str, timeout: float) -> Any:
         if isinstance(reason, TimeoutError):
             raise LookupFailed(f"{url}: no answer within {timeout:g} s") from None
         raise LookupFailed(f"{url}: cannot reach it ({reason})") from None
+    except ConnectionError as exc:
+        raise LookupFailed(f"{url}: cannot reach it ({exc.strerror or exc})") from None
     except (OSError, ValueError) as exc:
         raise LookupFailed(f"{url}: {exc}") from None
     head = body[:200].lstrip().lower()
