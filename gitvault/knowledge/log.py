@@ -63,7 +63,7 @@ class Knowledge:
     def view(self, diff: dict[str, Any]) -> dict[str, Any]:
         """A diff as ``diffs`` shows it: the seed's keys first, ``processed`` folded."""
         shown = {key: diff.get(key) for key in DIFF_KEYS}
-        shown["affectedSkills"] = list(diff.get("affectedSkills") or ["*"])
+        shown["affectedSkills"] = affected(diff)
         shown["severity"] = diff.get("severity", "medium")
         shown.update({k: v for k, v in diff.items() if k not in shown and k != "op"})
         shown["processed"] = self.processed(diff)
@@ -76,6 +76,12 @@ class Knowledge:
                 "unprocessed": len(self.unprocessed()),
                 "bySeverity": {s: sum(1 for d in self.diffs if d.get("severity", "medium") == s)
                                for s in SEVERITIES}}
+
+
+def affected(diff: dict[str, Any]) -> list[str]:
+    """A diff's ``affectedSkills`` as written; every skill (``["*"]``) when the key is missing."""
+    skills = diff.get("affectedSkills")
+    return list(skills) if isinstance(skills, list) else ["*"]
 
 
 def load(layout: VaultLayout) -> Knowledge:
@@ -110,8 +116,7 @@ def diffs_touching(layout: VaultLayout, skill: str, since: datetime | None = Non
     state = load(layout)
     found = []
     for diff in state.diffs:
-        if skill not in (diff.get("affectedSkills") or ["*"]) and \
-                "*" not in (diff.get("affectedSkills") or ["*"]):
+        if skill not in affected(diff) and "*" not in affected(diff):
             continue
         moment = clock.parse_iso(diff["ts"])
         if (since is not None and moment < since) or (until is not None and moment > until):

@@ -56,7 +56,7 @@ def select(sources: list[Source], state: log.Knowledge, now: datetime, *, tier: 
                 candidates.append(source)
             else:
                 not_due.append({"source": source.id, "tier": source.tier, "due": clock.iso(due)})
-        candidates.sort(key=lambda s: _last_ts(s, state))
+        candidates.sort(key=lambda s: _due_key(s, state))  # most overdue first
     chosen: list[Source] = []
     skipped: list[dict[str, Any]] = []
     lookups = {2: 0, 3: 0}
@@ -75,9 +75,9 @@ def select(sources: list[Source], state: log.Knowledge, now: datetime, *, tier: 
     return chosen, not_due, skipped
 
 
-def _last_ts(source: Source, state: log.Knowledge) -> str:
-    last = state.last_check.get(source.id)
-    return clock.ts_key(last["ts"]) if last else ""
+def _due_key(source: Source, state: log.Knowledge) -> str:
+    due = next_due(source, state)
+    return clock.ts_key(clock.iso(due)) if due is not None else ""
 
 
 def next_due(source: Source, state: log.Knowledge) -> datetime | None:
@@ -185,8 +185,8 @@ def route(layout: VaultLayout, node: str, cfg: Config, state: log.Knowledge
 
 def request_for(diff: dict[str, Any]) -> dict[str, Any]:
     """The prompt request that routes ``diff`` to the bus."""
-    skills = list(diff.get("affectedSkills") or ["*"])
-    named = "all skills" if "*" in skills else ", ".join(skills)
+    skills = log.affected(diff)
+    named = "all skills" if "*" in skills or not skills else ", ".join(skills)
     return {"source": ROUTER, "priority": diff.get("severity", "medium"),
             "task": f"Update {named} for {diff['source']}: {diff['type']} {diff.get('detail', '')}",
             "context": f"knowledge diff {diff['id']} ({diff['type']}, "
