@@ -40,13 +40,7 @@ def select(sources: list[Source], state: log.Knowledge, now: datetime, *, tier: 
     not_due: list[dict[str, Any]] = []
     candidates: list[Source] = []
     if source_id is not None:
-        named = [s for s in sources if s.id == source_id]
-        if not named:
-            known = ", ".join(s.id for s in sources) or "none configured"
-            raise NotFound(f"no knowledge source {source_id!r} in watch.sources ({known})")
-        if tier is not None and named[0].tier != tier:
-            raise InvalidInput(f"source {source_id!r} is tier {named[0].tier}, not tier {tier}")
-        candidates = named
+        candidates = [named(sources, source_id, tier)]
     else:
         for source in sources:
             if tier is not None and source.tier != tier:
@@ -73,6 +67,17 @@ def select(sources: list[Source], state: log.Knowledge, now: datetime, *, tier: 
             lookups[source.tier] += 1
         chosen.append(source)
     return chosen, not_due, skipped
+
+
+def named(sources: list[Source], source_id: str, tier: int | None) -> Source:
+    """The source ``--source`` names (NotFound, or InvalidInput when not of ``tier``)."""
+    found = [s for s in sources if s.id == source_id]
+    if not found:
+        known = ", ".join(s.id for s in sources) or "none configured"
+        raise NotFound(f"no knowledge source {source_id!r} in watch.sources ({known})")
+    if tier is not None and found[0].tier != tier:
+        raise InvalidInput(f"source {source_id!r} is tier {found[0].tier}, not tier {tier}")
+    return found[0]
 
 
 def _due_key(source: Source, state: log.Knowledge) -> str:
@@ -116,6 +121,8 @@ def watch(layout: VaultLayout, node: str, cfg: Config, *, tier: int | None = Non
     """One watch run: due checks, their records and diffs, then routing of every
     unprocessed diff. Failed checks are recorded and listed, never raised."""
     sources = configured(cfg.watch.sources)
+    if source_id is not None:
+        named(sources, source_id, tier)  # refuse bad input before touching anything
     lock = (layout.cache or layout.root / ".gitvault") / "locks" / "knowledge.lock"
     with records.locked(lock):
         state = log.load(layout)
