@@ -332,3 +332,34 @@ def test_a_bad_line_in_the_knowledge_log_is_reported_not_fatal(
     assert len(result.json()["warnings"]) == 2
     assert "other.jsonl:1: knowledge diff with severity 'urgent'" in result.err
     assert "other.jsonl:2: invalid JSON" in gv.ok("diffs").err
+
+
+def test_two_watches_at_once_check_a_source_once(gv: Runner, vault: Path, reg: Registry) -> None:
+    import subprocess
+    import sys
+
+    reg.routes["/pypi/slow/json"] = "hang"
+    reg.hang_s = 1.0
+    set_sources(vault, [pypi(reg, "slow", "slow")], timeout_s=10)
+    procs = [subprocess.Popen([sys.executable, "-m", "gitvault", "watch", "--json"], cwd=vault,
+                              env={**gv.env, **at(T0)}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for _ in range(2)]
+    outs = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert reg.hits == ["/pypi/slow/json"]
+    assert sorted(len(o["checked"]) for o in outs) == [0, 1]
+    assert len([line for line in knowledge_lines(vault) if line.get("op") == "check"]) == 1
+
+
+def test_logs_autocommit_commits_what_watch_appended(gv: Runner, vault: Path,
+                                                     reg: Registry) -> None:
+    reg.pypi["x"] = "1.0.0"
+    set_sources(vault, [pypi(reg, "x", "x", severity="high")])
+    path = vault / "gitvault.yaml"
+    path.write_text(path.read_text().replace("autocommit: false", "autocommit: true"))
+    watch(gv, T0)
+    reg.pypi["x"] = "1.0.1"
+    watch(gv, "2026-12-01T06:00:00.000Z")
+    pending = gv.git("status", "--porcelain", "--", "logs")
+    assert pending == ""
+    assert "logs/knowledge/" in gv.git("log", "--name-only", "--format=%s", "-3")
