@@ -68,6 +68,9 @@ def _watch_text(result: dict[str, Any]) -> str:
         lines.append(f"skipped {item['source']}: {item['reason']}")
     for item in result["notDue"]:
         lines.append(f"not due {item['source']} (tier {item['tier']}): next check {item['due']}")
+    if not result["configured"]:
+        lines.append("no knowledge sources configured (add them under watch.sources in "
+                     "gitvault.yaml)")
     checked = len(result["checked"])
     failed = len(result["failed"])
     lines.append(f"checked {checked} source{'s' if checked != 1 else ''}, "

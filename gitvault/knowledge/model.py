@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 _VERSION = re.compile(r"^[vV]?(\d{1,9})(?:\.\d{1,9}){0,5}(?:[-+._]?[0-9A-Za-z]{1,20}){0,6}$")
 
@@ -36,7 +35,6 @@ class Context:
     root: Path
     timeout: float
     allow_commands: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def is_version(text: str) -> bool:

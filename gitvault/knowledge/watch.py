@@ -144,7 +144,8 @@ def watch(layout: VaultLayout, node: str, cfg: Config, *, tier: int | None = Non
                 state.diffs.append(written[1])
             checked.append(_result(source, written[0], previous, written[1:]))
         routed, unrouted = route(layout, node, cfg, state)
-    return {"checked": checked, "notDue": not_due, "skipped": skipped, "failed": failed,
+    return {"configured": len(sources), "checked": checked, "notDue": not_due,
+            "skipped": skipped, "failed": failed,
             "diffs": [state.view(d) for r in checked for d in r.pop("_diffs")],
             "routed": routed, "unrouted": unrouted,
             "warnings": [str(w) for w in state.warnings]}

@@ -255,6 +255,16 @@ def test_bad_input_is_one_error_line_exit_2_and_changes_nothing(
     assert snapshot(vault) == before and reg.hits == []
 
 
+def test_watch_without_sources_says_so(gv: Runner, vault: Path) -> None:
+    result = gv.ok("watch")
+    assert "no knowledge sources configured" in result.out
+    assert gv.ok("watch", "--json").json()["configured"] == 0
+    assert gv.ok("diffs", "--json").json() == {
+        "sources": 0, "totalDiffs": 0, "unprocessed": 0,
+        "bySeverity": {"critical": 0, "high": 0, "medium": 0, "low": 0}}
+    assert gv.ok("diffs", "--unprocessed").out.strip() == "no unprocessed diffs"
+
+
 def test_a_source_missing_its_key_is_a_config_error(gv: Runner, vault: Path) -> None:
     set_sources(vault, [{"id": "x", "type": "npm"}])
     result = gv("watch", env=at(T0))

@@ -70,6 +70,28 @@ def test_bad_pypi_answers_are_failures(reg: Registry, tmp_path: Path, route: Any
     assert time.monotonic() - started < 2.5  # the hang was cut at the timeout
 
 
+def test_loopback_never_goes_through_a_proxy(reg: Registry, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    for key in ("http_proxy", "HTTP_PROXY", "https_proxy", "all_proxy"):
+        monkeypatch.setenv(key, dead)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    reg.pypi["x"] = "1.0.0"
+    assert check({"type": "pypi", "package": "x", "index": reg.url + "/pypi"}, tmp_path).value \
+        == "1.0.0"
+
+
+def test_a_git_remote_that_hangs_is_cut_at_the_timeout(reg: Registry, tmp_path: Path) -> None:
+    reg.routes["/slow.git/info/refs?service=git-upload-pack"] = "hang"
+    reg.hang_s = 5.0
+    started = time.monotonic()
+    message = failure({"type": "git-ref", "remote": f"{reg.url}/slow.git",
+                       "ref": "refs/tags/*"}, tmp_path, timeout=0.5)
+    assert "gave no answer within 0.5 s" in message
+    assert time.monotonic() - started < 3
+
+
 def test_npm_without_dist_tags_and_an_unreachable_registry(reg: Registry, tmp_path: Path) -> None:
     reg.routes["/npm/x"] = (200, "application/json", '{"name": "x"}')
     assert "no dist-tags.latest" in failure(
