@@ -11,6 +11,7 @@ Three kinds of record, all appended, none rewritten:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -55,7 +56,7 @@ class Knowledge:
     warnings: list[records.LineWarning] = field(default_factory=list)
 
     def processed(self, diff: dict[str, Any]) -> bool:
-        return diff.get("processed") is True or diff.get("id") in self.routed
+        return diff.get("processed") is True or diff_key(diff) in self.routed
 
     def unprocessed(self) -> list[dict[str, Any]]:
         return [d for d in self.diffs if not self.processed(d)]
@@ -76,6 +77,17 @@ class Knowledge:
                 "unprocessed": len(self.unprocessed()),
                 "bySeverity": {s: sum(1 for d in self.diffs if d.get("severity", "medium") == s)
                                for s in SEVERITIES}}
+
+
+def diff_key(diff: dict[str, Any]) -> str:
+    """What a route mark names: the diff's id, or for a line another program appended
+    without one, a digest of its content."""
+    if isinstance(diff.get("id"), str) and diff["id"]:
+        return str(diff["id"])
+    import hashlib
+
+    text = json.dumps({k: diff.get(k) for k in DIFF_KEYS}, sort_keys=True, ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def affected(diff: dict[str, Any]) -> list[str]:

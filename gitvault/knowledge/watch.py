@@ -172,21 +172,20 @@ def route(layout: VaultLayout, node: str, cfg: Config, state: log.Knowledge
     marks, unrouted = [], []
     for diff in state.unprocessed():
         severity = diff.get("severity", "medium")
-        mark: dict[str, Any] = {"op": "route", "diff": diff.get("id"), "priority": None,
-                                "pr": None, "action": "logged"}
-        if not isinstance(diff.get("id"), str):
-            continue
+        key = log.diff_key(diff)
+        mark: dict[str, Any] = {"op": "route", "diff": key, "priority": None, "pr": None,
+                                "action": "logged"}
         if severity != "low":
             try:
                 answer = queue.enqueue(request_for(diff))
             except GitvaultError as exc:
-                unrouted.append({"diff": diff["id"], "error": str(exc)})
+                unrouted.append({"diff": key, "error": str(exc)})
                 continue
             duplicate = answer["status"] == "duplicate"
             mark.update(priority=severity, action="duplicate" if duplicate else "enqueued",
                         pr=answer["existing"] if duplicate else answer["pr"]["id"])
         written = log.append(layout, node, [mark])[0]
-        state.routed[diff["id"]] = written
+        state.routed[key] = written
         marks.append({k: written[k] for k in ("diff", "action", "priority", "pr")})
     return marks, unrouted
 
@@ -194,9 +193,9 @@ def route(layout: VaultLayout, node: str, cfg: Config, state: log.Knowledge
 def request_for(diff: dict[str, Any]) -> dict[str, Any]:
     """The prompt request that routes ``diff`` to the bus."""
     skills = log.affected(diff)
-    named = "all skills" if "*" in skills or not skills else ", ".join(skills)
+    who = "all skills" if "*" in skills or not skills else ", ".join(skills)
     return {"source": ROUTER, "priority": diff.get("severity", "medium"),
-            "task": f"Update {named} for {diff['source']}: {diff['type']} {diff.get('detail', '')}",
-            "context": f"knowledge diff {diff['id']} ({diff['type']}, "
+            "task": f"Update {who} for {diff['source']}: {diff['type']} {diff.get('detail', '')}",
+            "context": f"knowledge diff {log.diff_key(diff)} ({diff['type']}, "
                        f"{diff.get('severity', 'medium')})",
             "affectedSkills": skills}

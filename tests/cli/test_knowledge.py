@@ -373,3 +373,18 @@ def test_logs_autocommit_commits_what_watch_appended(gv: Runner, vault: Path,
     pending = gv.git("status", "--porcelain", "--", "logs")
     assert pending == ""
     assert "logs/knowledge/" in gv.git("log", "--name-only", "--format=%s", "-3")
+
+
+def test_a_diff_another_program_appended_without_an_id_is_routed_once(
+        gv: Runner, vault: Path) -> None:
+    other = vault / "logs" / "knowledge" / "2026-11" / "other-tool.jsonl"
+    other.parent.mkdir(parents=True)
+    other.write_text(json.dumps({"ts": "2026-11-30T10:00:00.000Z", "source": "status-page",
+                                 "type": "deprecation", "detail": "v1 API closes in June",
+                                 "affectedSkills": ["api-caller"], "severity": "critical",
+                                 "processed": False}) + "\n")
+    (mark,) = watch(gv, T0)["routed"]
+    assert mark["diff"].startswith("sha256:") and mark["priority"] == "critical"
+    assert watch(gv, T0)["routed"] == []
+    (pr,) = queued(gv)
+    assert "v1 API closes in June" in pr["task"] and other.read_text().count("\n") == 1
