@@ -186,6 +186,8 @@ def validate(raw: Any, source: str = CONFIG_NAME) -> Config:
             if not isinstance(item, str):
                 raise ConfigError(f"{source}: 'verify.{key}' must be a list of strings")
     _validate_sources(sections["watch"].as_dict()["sources"], source)
+    if sections["watch"].timeout_s <= 0:
+        raise ConfigError(f"{source}: 'watch.timeout_s' must be more than 0 seconds")
     if sections["verify"].enabled and not sections["sandbox"].enabled:
         raise ConfigError(
             f"{source}: E044 'verify.enabled: true' requires 'sandbox.enabled: true' "
