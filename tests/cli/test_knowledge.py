@@ -191,6 +191,22 @@ def test_at_most_three_network_look_ups_per_tier_2_or_3_cycle(
     assert len([r for r in again["checked"] if r["source"].startswith("t1-")]) == 5
 
 
+def test_an_npm_release_on_a_local_registry(gv: Runner, vault: Path, reg: Registry) -> None:
+    reg.npm["@acme/sdk"] = "4.2.0"
+    set_sources(vault, [{"id": "acme-sdk", "type": "npm", "package": "@acme/sdk",
+                         "registry": f"{reg.url}/npm", "tier": 2,
+                         "affectedSkills": ["acme-client"]}])
+    assert watch(gv, T0)["checked"][0]["value"] == "4.2.0"
+    reg.npm["@acme/sdk"] = "4.3.0"
+    assert watch(gv, "2026-12-01T11:59:00.000Z")["checked"] == []  # tier 2: 12 hours
+    (diff,) = watch(gv, "2026-12-01T12:00:00.000Z")["diffs"]
+    assert (diff["type"], diff["severity"], diff["detail"]) == \
+        ("version_change", "medium", "4.2.0 → 4.3.0")
+    (pr,) = queued(gv)
+    assert (pr["priority"], pr["affectedSkills"]) == ("medium", ["acme-client"])
+    assert reg.hits == ["/npm/@acme%2Fsdk"] * 2
+
+
 def test_git_ref_and_file_sources(gv: Runner, vault: Path, tmp_path: Path) -> None:
     upstream = BareRepo(tmp_path, gv.env)
     upstream.release("v1.0.0")
