@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gitvault"
 LAYERS: list[set[str]] = [
     {"errors"},
     {"core"},
-    {"skills", "retrieval", "runs", "queue", "gate"},
+    {"skills", "retrieval", "runs", "queue", "gate", "knowledge"},
     {"hooks"},
     {"vault"},
     {"__init__"},

@@ -37,6 +37,8 @@ class LazyGroup(click.Group):
         "search": "gitvault.cli.retrieval:search",
         "context": "gitvault.cli.retrieval:context",
         "outcome": "gitvault.cli.retrieval:outcome",
+        "watch": "gitvault.cli.knowledge:watch",
+        "diffs": "gitvault.cli.knowledge:diffs",
     }
 
     # What `gitvault --help` lists, so it need not import every command module.
@@ -55,6 +57,8 @@ class LazyGroup(click.Group):
         "search": "Rank skills for a query.",
         "context": "The skills block to inject for a prompt.",
         "outcome": "Record whether an injection's task succeeded.",
+        "watch": "Check the knowledge sources that are due; route changes.",
+        "diffs": "Knowledge diff statistics, or the unprocessed diffs.",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

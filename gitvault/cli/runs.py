@@ -139,8 +139,9 @@ def lifecycle(dry_run: bool) -> None:
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))
 @global_options
 def import_bus(directory: str) -> None:
-    """Import an agent-skill-bus data folder (its --data-dir): the skill runs, and the
-    queue, locks and DAG state with their PR ids. Importing twice adds nothing."""
+    """Import an agent-skill-bus data folder (its --data-dir): the skill runs, the
+    queue, locks and DAG state with their PR ids, and the knowledge diffs and state.
+    Importing twice adds nothing."""
     from gitvault.vault.importbus import import_bus
 
     vault = state().vault()
@@ -151,4 +152,6 @@ def import_bus(directory: str) -> None:
          f"imported {result['runs']['imported']} runs "
          f"({result['runs']['skipped']} already imported)"
          + (f"; queue: {queue['prs']} PRs, {queue['locks']} locks, {queue['dags']} DAGs "
-            f"({queue['skipped']} already imported)" if queue else ""))
+            f"({queue['skipped']} already imported)" if queue else "")
+         + (f"; knowledge: {k['diffs']} diffs, {k['sources']} source states "
+            f"({k['skipped']} already imported)" if (k := result.get("knowledge")) else ""))

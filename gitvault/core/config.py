@@ -89,6 +89,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
     "watch": {
         "sources": Key([], list, "knowledge sources (see SPEC section 8)"),
+        "timeout_s": Key(10.0, float, "seconds one look-up of a source may take"),
+        "max_lookups": Key(3, int, "network look-ups per tier-2 or tier-3 cycle"),
     },
 }
 
@@ -101,6 +103,8 @@ SOURCE_TYPES = ("pypi", "npm", "file", "git-ref", "command")
 # A knowledge change routes to a PR at the priority named like its severity (SPEC §8),
 # so this is also the queue's PRIORITIES.
 SEVERITIES = ("critical", "high", "medium", "low")
+SOURCE_NEEDS = {"pypi": "package", "npm": "package", "file": "path", "git-ref": "remote",
+                "command": "command"}
 
 
 class Section:
@@ -189,6 +193,8 @@ def validate(raw: Any, source: str = CONFIG_NAME) -> Config:
             if not isinstance(item, str):
                 raise ConfigError(f"{source}: 'verify.{key}' must be a list of strings")
     _validate_sources(sections["watch"].as_dict()["sources"], source)
+    if sections["watch"].timeout_s <= 0:
+        raise ConfigError(f"{source}: 'watch.timeout_s' must be more than 0 seconds")
     if sections["verify"].enabled and not sections["sandbox"].enabled:
         raise ConfigError(
             f"{source}: E044 'verify.enabled: true' requires 'sandbox.enabled: true' "
@@ -219,6 +225,9 @@ def _validate_sources(sources: list[Any], source: str) -> None:
         seen.add(sid)
         if src.get("type") not in SOURCE_TYPES:
             raise ConfigError(f"{where}.type' must be one of {', '.join(SOURCE_TYPES)}")
+        need = SOURCE_NEEDS[src["type"]]
+        if not src.get(need):
+            raise ConfigError(f"{where}.{need}' is required for a {src['type']} source")
         if src.get("tier", 1) not in (1, 2, 3):
             raise ConfigError(f"{where}.tier' must be 1, 2 or 3")
         if src.get("severity", "medium") not in SEVERITIES:

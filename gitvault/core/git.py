@@ -277,3 +277,54 @@ def git_processes_running() -> bool:
             if comm == "git" or comm.startswith("git-"):
                 return True
     return False
+
+
+def ls_remote(root: Path, remote: str, pattern: str, timeout: float) -> list[tuple[str, str]]:
+    """``(sha, ref)`` of the refs of ``remote`` matching ``pattern`` (``git ls-remote``),
+    within ``timeout`` seconds (the whole process group is killed after it). Transports
+    that run programs (``ext::``) are refused, and so is a remote that looks like an
+    option. Raises GitError naming what failed."""
+    if not remote or remote.startswith("-"):
+        raise GitError(f"not a git remote: {remote!r}")
+    env = _env()
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    allowed = [f"protocol.{name}.allow=always" for name in ("https", "http", "ssh", "git", "file")]
+    args = ["git", "-C", str(root), "-c", "protocol.allow=never",
+            *(arg for item in allowed for arg in ("-c", item)), "ls-remote", "--", remote, pattern]
+    try:
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env, start_new_session=True)
+    except FileNotFoundError:
+        raise GitError("git is not installed (gitvault needs the git command)") from None
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        raise GitError(f"git ls-remote {remote} gave no answer within {timeout:g} s") from None
+    if proc.returncode != 0:
+        lines = stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git ls-remote {remote} failed: {lines[-1] if lines else proc.returncode}")
+    refs = []
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        sha, _, ref = line.partition("\t")
+        if ref:
+            refs.append((sha.strip(), ref.strip()))
+    return refs
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a process started with ``start_new_session`` and all it started; reap it."""
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.communicate()
+
+
+def config_flag(root: Path, key: str) -> bool:
+    """Whether the clone's git config (local, global or system; never a committed file)
+    sets boolean ``key`` to true."""
+    proc = git(root, "config", "--type=bool", "--get", key, check=False)
+    return proc.returncode == 0 and proc.stdout.strip() == b"true"

@@ -261,6 +261,13 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     for line in shared:
         say(f"  {line}")
 
+    step("The knowledge watcher notices a dependency's major release and queues the work",
+         "gitvault watch   # then, after the release: gitvault watch --source requests")
+    from gitvault.vault.watchdemo import watcher_cycle
+
+    watched = watcher_cycle(vault, say)
+    vault = Vault(root, node="demo")
+
     step("Check everything: config, layout, every skill file, every log line",
          "gitvault doctor")
     doctor = run_doctor(vault.layout)
@@ -285,4 +292,5 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
         "clones": shared,
         "gate": gate_lines,
         "injection": injected["injection"],
+        "watch": watched,
     }

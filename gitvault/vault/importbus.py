@@ -1,5 +1,6 @@
 """``gitvault import-bus DIR``: bring an agent-skill-bus data folder into the vault:
-its skill runs (here) and its queue, locks and DAG state (queue_import.py).
+its skill runs (here), its queue, locks and DAG state (queue/busimport.py) and its
+knowledge diffs and state (knowledge/busimport.py).
 
 Each imported record keeps the peer's fields and gains ``importedFrom``
 (``{"file", "line"}``), so importing the same folder again adds nothing. Lines the
@@ -32,18 +33,24 @@ def imported_keys(vault: Vault, stream: str) -> set[tuple[str, int]]:
 
 def import_bus(vault: Vault, data_dir: Path) -> dict[str, Any]:
     """Import runs and queue state; returns counts per part and the warnings."""
+    from gitvault.knowledge.busimport import KNOWLEDGE_DIR, import_bus_knowledge
     from gitvault.queue.busimport import QUEUE_DIR, import_bus_queue
 
     has_runs = (data_dir / RUNS_FILE).is_file()
     has_queue = (data_dir / QUEUE_DIR).is_dir()
-    if data_dir.is_dir() and not has_runs and not has_queue:
-        raise InvalidInput(f"{data_dir}: not an agent-skill-bus data folder (no {RUNS_FILE} "
-                           f"and no {QUEUE_DIR}/)")
+    has_knowledge = (data_dir / KNOWLEDGE_DIR).is_dir()
+    if data_dir.is_dir() and not has_runs and not has_queue and not has_knowledge:
+        raise InvalidInput(f"{data_dir}: not an agent-skill-bus data folder (no {RUNS_FILE}, "
+                           f"no {QUEUE_DIR}/ and no {KNOWLEDGE_DIR}/)")
     result = import_runs(vault, data_dir)
     if has_queue:
         queue = import_bus_queue(data_dir, vault.layout, vault.node)
         result["warnings"] += [str(w) for w in queue.pop("warnings")]
         result["queue"] = queue
+    if has_knowledge:
+        knowledge = import_bus_knowledge(data_dir, vault.layout, vault.node)
+        result["warnings"] += [str(w) for w in knowledge.pop("warnings")]
+        result["knowledge"] = knowledge
     return result
 
 

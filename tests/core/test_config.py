@@ -112,6 +112,12 @@ def source(**extra: Any) -> dict[str, Any]:
     return {"id": "requests", "type": "pypi", "package": "requests", **extra}
 
 
+def test_watch_timeout_must_be_positive() -> None:
+    assert config.validate({"watch": {"timeout_s": 0.5}}).watch.timeout_s == 0.5
+    with pytest.raises(ConfigError, match=r"'watch\.timeout_s' must be more than 0"):
+        config.validate({"watch": {"timeout_s": 0}})
+
+
 def test_watch_sources_valid() -> None:
     sources = [source(tier=2, affectedSkills=["api-caller"], severity="high",
                       index="https://pypi.org/pypi"),
@@ -137,6 +143,10 @@ BAD_SOURCES: dict[str, tuple[list[Any], str]] = {
                           "watch.sources[0].affectedSkills"),
     "affected-not-names": ([source(affectedSkills=[1, 2])], "watch.sources[0].affectedSkills"),
     "not-a-mapping": (["requests"], "watch.sources[0]"),
+    "pypi-without-package": ([{"id": "x", "type": "pypi"}], "watch.sources[0].package"),
+    "git-ref-without-remote": ([{"id": "x", "type": "git-ref", "ref": "refs/tags/*"}],
+                               "watch.sources[0].remote"),
+    "command-without-command": ([{"id": "x", "type": "command"}], "watch.sources[0].command"),
 }
 
 

@@ -16,7 +16,10 @@ def test_demo_builds_a_vault_and_explains_each_step(gv: Runner, tmp_path: Path) 
                      "$ gitvault health", "postgres-slow-query: 0.8", "(the same on both)",
                      "parse-duration v1 stored: tests and example passed",
                      "disk-usage refused (exit 1)", "imports 'subprocess'",
-                     "| ### RELEVANT SKILLS", "fix-flaky-pytest: used 1, succeeded 1"):
+                     "| ### RELEVANT SKILLS", "fix-flaky-pytest: used 1, succeeded 1",
+                     "first check: baseline 2.32.0 (no diff)",
+                     "breaking_change (critical): 2.32.0 → 3.0.0",
+                     "routed to the queue: prompt request pr-"):
         assert expected in out
     root = tmp_path / "tour" / "vault"
     listed = gv.ok("skill", "list", "--json", cwd=root).json()["skills"]
@@ -30,6 +33,9 @@ def test_demo_builds_a_vault_and_explains_each_step(gv: Runner, tmp_path: Path) 
     assert runs_files == {"demo.jsonl", "laptop.jsonl"}  # both clones' records, merged
     assert gv.git("status", "--porcelain", cwd=root) == ""
     assert gv.ok("doctor", cwd=root).code == 0
+    (pr,) = gv.ok("dispatch", "--json", cwd=root).json()["prs"]
+    assert (pr["source"], pr["priority"]) == ("knowledge-watcher", "critical")
+    assert gv.ok("diffs", "--json", cwd=root).json()["totalDiffs"] == 1
 
 
 def test_demo_json_and_refuses_a_used_folder(gv: Runner, tmp_path: Path) -> None:

@@ -1,0 +1,73 @@
+"""One HTTP GET of a JSON document, with a timeout on the whole look-up.
+
+Loopback hosts are reached directly, never through a proxy from the environment.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from gitvault.knowledge.model import LookupFailed
+
+MAX_BYTES = 32 << 20
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def get_json(url: str, timeout: float) -> Any:
+    """The JSON document at ``url``; LookupFailed (HTTP status, HTML, not JSON, no
+    answer within ``timeout`` seconds, unreachable) names the URL and the reason."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise LookupFailed(f"{url}: only http and https URLs are looked up")
+    handlers: list[Any] = []
+    if (parts.hostname or "") in LOOPBACK:
+        handlers.append(urllib.request.ProxyHandler({}))
+    opener = urllib.request.build_opener(*handlers)
+    request = urllib.request.Request(url, headers={"Accept": "application/json",
+                                                   "User-Agent": "gitvault-watch"})
+    deadline = time.monotonic() + timeout
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            kind = response.headers.get("Content-Type", "")
+            body = _read(response, deadline, url)
+    except urllib.error.HTTPError as exc:
+        raise LookupFailed(f"{url}: HTTP {exc.code} {exc.reason}") from None
+    except TimeoutError:
+        raise LookupFailed(f"{url}: no answer within {timeout:g} s") from None
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, TimeoutError):
+            raise LookupFailed(f"{url}: no answer within {timeout:g} s") from None
+        raise LookupFailed(f"{url}: cannot reach it ({reason})") from None
+    except ConnectionError as exc:
+        raise LookupFailed(f"{url}: cannot reach it ({exc.strerror or exc})") from None
+    except (OSError, ValueError) as exc:
+        raise LookupFailed(f"{url}: {exc}") from None
+    head = body[:200].lstrip().lower()
+    if "html" in kind.lower() or head.startswith((b"<!doctype", b"<html")):
+        raise LookupFailed(f"{url}: answered HTML, not JSON")
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        raise LookupFailed(f"{url}: answered something that is not JSON") from None
+
+
+def _read(response: Any, deadline: float, url: str) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        chunk = response.read(65536)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_BYTES:
+            raise LookupFailed(f"{url}: answer larger than {MAX_BYTES >> 20} MiB")
+        chunks.append(chunk)
