@@ -1,8 +1,9 @@
-"""``gitvault.yaml``: typed load, validation and the commented default file.
+"""``gitvault.yaml``: typed load and validation.
 
-The schema below is the single source of truth: defaults (the seeds' values),
-types and the comment written next to each key by ``gitvault init``. An unknown
-key or a wrong type is a :class:`ConfigError` naming the key and the file.
+The schema below holds each key's default (the seeds' values) and type; the file
+``gitvault init`` writes is ``templates/gitvault.yaml``, which spells out every key
+with its default and a comment (tests/test_packaging.py keeps the two equal). An
+unknown key or a wrong type is a :class:`ConfigError` naming the key and the file.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 CONFIG_NAME = "gitvault.yaml"
 
 
-Key = namedtuple("Key", "default kind comment")  # a schema entry
+Key = namedtuple("Key", "default kind")  # a schema entry; templates/gitvault.yaml explains each
 
 # SPEC §4.3 (the peer's TTL): queue.lock_ttl_s's default, and the TTL of a lock record
 # (imported from the peer, or written by an older gitvault) that names none.
@@ -32,65 +33,64 @@ DEFAULT_LOCK_TTL_S = 7200
 
 SCHEMA: dict[str, dict[str, Key]] = {
     "vault": {
-        "scope": Key("", str, "URN scope; empty means the vault folder's name"),
+        "scope": Key("", str),
     },
     "logs": {
-        "autocommit": Key(False, bool, "commit every appended record at once"),
+        "autocommit": Key(False, bool),
     },
     "lifecycle": {
-        "stale_after_days": Key(14, int, "active -> stale after this many days without injection"),
-        "stale_failure_rate": Key(0.70, float, "active -> stale at this failure rate ..."),
-        "min_outcomes": Key(3, int, "... over at least this many outcomes"),
+        "stale_after_days": Key(14, int),
+        "stale_failure_rate": Key(0.70, float),
+        "min_outcomes": Key(3, int),
     },
     "health": {
-        "window_days": Key(7, int, "recent window for recentAvg (health --days)"),
-        "flag_below": Key(0.7, float, "flag a skill whose avgScore is below this (0.8 = agent-skill-bus)"),
-        "trend_threshold": Key(0.05, float, "recentAvg - avgScore beyond this is improving/declining"),
-        "broken_after": Key(3, int, "this many failed runs in a row: broken"),
-        "drift_threshold": Key(0.15, float, "last week's avg - this week's avg above this: drift"),
+        "window_days": Key(7, int),
+        "flag_below": Key(0.7, float),
+        "trend_threshold": Key(0.05, float),
+        "broken_after": Key(3, int),
+        "drift_threshold": Key(0.15, float),
     },
     "queue": {
-        "lock_ttl_s": Key(DEFAULT_LOCK_TTL_S, int, "file locks expire after this many seconds"),
-        "max_locks": Key(10, int, "concurrent locks"),
-        "max_per_dag": Key(20, int, "prompt requests in one DAG"),
-        "max_per_dispatch": Key(5, int, "prompt requests one dispatch hands out"),
-        "max_active": Key(100, int, "queued or running prompt requests"),
+        "lock_ttl_s": Key(DEFAULT_LOCK_TTL_S, int),
+        "max_locks": Key(10, int),
+        "max_per_dag": Key(20, int),
+        "max_per_dispatch": Key(5, int),
+        "max_active": Key(100, int),
     },
     "verify": {
-        "enabled": Key(True, bool, "code skills must pass the verification gate"),
-        "banned": Key(["subprocess", "socket", "ctypes", "os.system", "os.fork"], list,
-                      "names a code skill may not import or use"),
-        "allowed_packages": Key([], list, "third-party packages code skills may import"),
-        "max_body_lines": Key(80, int, "non-blank lines of skill.py"),
-        "timeout_s": Key(10, int, "wall-clock limit for tests and example"),
-        "max_evidence_age_s": Key(3600, int, "gate evidence older than this is run again"),
-        "archive_after_days": Key(30, int, "a version superseded this long ago reports :archived"),
+        "enabled": Key(True, bool),
+        "banned": Key(["subprocess", "socket", "ctypes", "os.system", "os.fork"], list),
+        "allowed_packages": Key([], list),
+        "max_body_lines": Key(80, int),
+        "timeout_s": Key(10, int),
+        "max_evidence_age_s": Key(3600, int),
+        "archive_after_days": Key(30, int),
     },
     "sandbox": {
-        "enabled": Key(True, bool, "run skill code in the OS sandbox (required when verify.enabled)"),
-        "memory_mb": Key(1024, int, "address-space limit for skill code"),
-        "file_size_mb": Key(16, int, "largest file skill code may write"),
-        "open_files": Key(64, int, "open file descriptors"),
+        "enabled": Key(True, bool),
+        "memory_mb": Key(1024, int),
+        "file_size_mb": Key(16, int),
+        "open_files": Key(64, int),
     },
     "context": {
-        "k": Key(3, int, "skills injected per prompt"),
-        "budget": Key(1000, int, "total tokens of the context block (a token is 4 characters)"),
-        "lesson_tokens": Key(400, int, "tokens for procedures and lessons"),
-        "helper_tokens": Key(600, int, "tokens for code skills' source"),
+        "k": Key(3, int),
+        "budget": Key(1000, int),
+        "lesson_tokens": Key(400, int),
+        "helper_tokens": Key(600, int),
     },
     "improve": {
-        "min_relevance": Key(0.7, float, "auto-apply only above this relevance ..."),
-        "min_safety": Key(0.8, float, "... and above this safety"),
-        "max_auto_edits_per_day": Key(1, int, "auto-edits of one skill per 24 hours"),
+        "min_relevance": Key(0.7, float),
+        "min_safety": Key(0.8, float),
+        "max_auto_edits_per_day": Key(1, int),
     },
     "extract": {
-        "max_tokens": Key(500, int, "content of an extracted skill"),
-        "curate_every": Key(5, int, "run the curator after every Nth extract"),
+        "max_tokens": Key(500, int),
+        "curate_every": Key(5, int),
     },
     "watch": {
-        "sources": Key([], list, "knowledge sources (see SPEC section 8)"),
-        "timeout_s": Key(10.0, float, "seconds one look-up of a source may take"),
-        "max_lookups": Key(3, int, "network look-ups per tier-2 or tier-3 cycle"),
+        "sources": Key([], list),
+        "timeout_s": Key(10.0, float),
+        "max_lookups": Key(3, int),
     },
 }
 
