@@ -1,13 +1,15 @@
 """Shared fixtures: real git repositories in temp folders and the real ``gitvault``
-command run as a subprocess, in an environment with no user git config (like a
-fresh machine or CI)."""
+command (in this interpreter, or as a real process where a test is about processes),
+in an environment with no user git config (like a fresh machine or CI)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,21 +55,133 @@ def env(tmp_path: Path) -> dict[str, str]:
     return isolated_env(tmp_path)
 
 
-class Runner:
-    """Runs ``python -m gitvault`` (the real CLI) in ``cwd``."""
+# How a gitvault process's standard streams decode and encode (they follow the locale
+# of the environment the runner's env dict inherits; read before any test swaps them).
+_STREAM_ERRORS = {name: getattr(getattr(sys, f"__{name}__"), "errors", None) or "strict"
+                  for name in ("stdin", "stdout", "stderr")}
 
-    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+
+def _stream(name: str, data: bytes = b"") -> io.TextIOWrapper:
+    """A standard stream over bytes, as a process with pipes for stdio has (``.buffer``
+    works, ``isatty()`` is False, ``fileno()`` is unsupported)."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors=_STREAM_ERRORS[name],
+                            write_through=True)
+
+
+def _exit_code(exc: SystemExit, err: io.TextIOWrapper) -> int:
+    """The exit status a process ending with ``exc`` has (as Python's own handling)."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    err.write(f"{exc.code}\n")
+    return 1
+
+
+def _reset_process_state() -> None:
+    """What a fresh process starts with, for module state that outlives one call in an
+    interpreter (each one is reported as a difference between in-process and process
+    runs; see the runner's docstring)."""
+    from gitvault.cli import common
+    from gitvault.core import records
+
+    common._current = None
+    records._last_id[:] = [-1, 0]
+
+
+class Runner:
+    """Runs the real ``gitvault`` CLI in ``cwd`` with the environment ``env``.
+
+    By default in this interpreter: ``gitvault.cli.main:main`` (what the console script
+    and ``python -m gitvault`` call) with ``sys.argv``, ``os.environ``, the working
+    folder and the standard streams set as a process would have them, all restored
+    afterwards; an uncaught exception is exit 1 with its traceback on stderr, as a
+    process shows it. With ``subprocess=True``, ``python -m gitvault`` in a real
+    process: for tests about processes (several at once, signals, timing, stdin
+    inheritance, import costs, settings read at import time).
+
+    ``process()`` gives the subprocess twin of an in-process runner: it shares the
+    env dict and follows the cwd.
+    """
+
+    def __init__(self, env: dict[str, str], cwd: Path, *, subprocess: bool = False) -> None:
         self.env = env
-        self.cwd = cwd
+        self._cwd: Path | None = cwd
+        self.subprocess = subprocess
+        self._twin: Runner | None = None
+
+    @property
+    def cwd(self) -> Path:
+        if self._cwd is None:
+            assert self._twin is not None
+            return self._twin.cwd
+        return self._cwd
+
+    @cwd.setter
+    def cwd(self, value: Path) -> None:
+        self._cwd = value
+
+    def process(self) -> Runner:
+        """A runner of real processes with this runner's env dict and cwd."""
+        twin = Runner(self.env, self.cwd, subprocess=True)
+        twin._cwd, twin._twin = None, self
+        return twin
 
     def __call__(self, *args: str, input: str | bytes | None = None, cwd: Path | None = None,
                  env: dict[str, str] | None = None) -> Result:
         data = input.encode() if isinstance(input, str) else input
+        run = self._run_process if self.subprocess else self._run_here
+        return run(list(args), data, cwd or self.cwd, {**self.env, **(env or {})})
+
+    @staticmethod
+    def _run_process(args: list[str], data: bytes | None, cwd: Path,
+                     env: dict[str, str]) -> Result:
         proc = subprocess.run([sys.executable, "-m", "gitvault", *args], input=data,
-                              capture_output=True, cwd=cwd or self.cwd,
-                              env={**self.env, **(env or {})}, timeout=120)
+                              capture_output=True, cwd=cwd, env=env, timeout=120)
         return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"),
                       proc.stderr.decode("utf-8", "replace"))
+
+    @staticmethod
+    def _run_here(args: list[str], data: bytes | None, cwd: Path,
+                  env: dict[str, str]) -> Result:
+        from gitvault.cli.main import main
+
+        saved_env = dict(os.environ)
+        saved_cwd = os.getcwd()
+        saved_argv = sys.argv
+        names = ("stdin", "stdout", "stderr")
+        saved_streams = {n: (getattr(sys, n), getattr(sys, f"__{n}__")) for n in names}
+        streams = {"stdin": _stream("stdin", data or b""), "stdout": _stream("stdout"),
+                   "stderr": _stream("stderr")}
+        try:
+            os.environ.clear()
+            os.environ.update(env)
+            os.chdir(cwd)
+            sys.argv = [str(REPO / "gitvault" / "__main__.py"), *args]
+            for name, stream in streams.items():
+                setattr(sys, name, stream)
+                setattr(sys, f"__{name}__", stream)  # terminal size: none, as for a pipe
+            _reset_process_state()
+            try:
+                main()
+                code = 0
+            except SystemExit as exc:
+                code = _exit_code(exc, streams["stderr"])
+            except Exception:
+                streams["stderr"].write(traceback.format_exc())
+                code = 1
+            for stream in streams.values():
+                stream.flush()
+        finally:
+            for name, (current, original) in saved_streams.items():
+                setattr(sys, name, current)
+                setattr(sys, f"__{name}__", original)
+            sys.argv = saved_argv
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+        out, err = (streams[n].buffer.getvalue() for n in ("stdout", "stderr"))  # type: ignore[attr-defined]
+        return Result(code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
 
     def ok(self, *args: str, **kw: Any) -> Result:
         result = self(*args, **kw)
@@ -82,10 +196,16 @@ class Runner:
 
 @pytest.fixture
 def gv(env: dict[str, str], tmp_path: Path) -> Runner:
-    """The CLI, run from an empty folder that is not a vault."""
+    """The CLI run in this interpreter, from an empty folder that is not a vault."""
     work = tmp_path / "work"
     work.mkdir()
     return Runner(env, work)
+
+
+@pytest.fixture
+def gv_proc(gv: Runner) -> Runner:
+    """The CLI as a real process, with ``gv``'s env and folder (``vault`` moves both)."""
+    return gv.process()
 
 
 @pytest.fixture
