@@ -9,7 +9,9 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,6 +91,22 @@ def _reset_process_state() -> None:
     records._last_id[:] = [-1, 0]
 
 
+def _process_warning_filters() -> None:
+    """Python's default warning filters and display on stderr (pytest's would record a
+    warning instead of letting it reach stderr, where a process shows it)."""
+    warnings.resetwarnings()
+    for category in (ResourceWarning, ImportWarning, PendingDeprecationWarning,
+                     DeprecationWarning):
+        warnings.simplefilter("ignore", category)
+    warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+    warnings.showwarning = _show_warning
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
 class Runner:
     """Runs the real ``gitvault`` CLI in ``cwd`` with the environment ``env``.
 
@@ -97,8 +115,9 @@ class Runner:
     folder and the standard streams set as a process would have them, all restored
     afterwards; an uncaught exception is exit 1 with its traceback on stderr, as a
     process shows it. With ``subprocess=True``, ``python -m gitvault`` in a real
-    process: for tests about processes (several at once, signals, timing, stdin
-    inheritance, import costs, settings read at import time).
+    process: for tests about processes (several at once, signals, timing, import
+    costs, settings read at interpreter start such as ``PYTHONIOENCODING``). Without
+    ``input`` both give an empty stdin.
 
     ``process()`` gives the subprocess twin of an in-process runner: it shares the
     env dict and follows the cwd.
@@ -136,8 +155,9 @@ class Runner:
     @staticmethod
     def _run_process(args: list[str], data: bytes | None, cwd: Path,
                      env: dict[str, str]) -> Result:
+        stdin = subprocess.DEVNULL if data is None else None  # empty, as in-process
         proc = subprocess.run([sys.executable, "-m", "gitvault", *args], input=data,
-                              capture_output=True, cwd=cwd, env=env, timeout=120)
+                              stdin=stdin, capture_output=True, cwd=cwd, env=env, timeout=120)
         return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"),
                       proc.stderr.decode("utf-8", "replace"))
 
@@ -149,6 +169,7 @@ class Runner:
         saved_env = dict(os.environ)
         saved_cwd = os.getcwd()
         saved_argv = sys.argv
+        saved_tempdir = tempfile.tempdir
         names = ("stdin", "stdout", "stderr")
         saved_streams = {n: (getattr(sys, n), getattr(sys, f"__{n}__")) for n in names}
         streams = {"stdin": _stream("stdin", data or b""), "stdout": _stream("stdout"),
@@ -157,19 +178,22 @@ class Runner:
             os.environ.clear()
             os.environ.update(env)
             os.chdir(cwd)
+            tempfile.tempdir = None  # found again from this env's TMPDIR, as a process does
             sys.argv = [str(REPO / "gitvault" / "__main__.py"), *args]
             for name, stream in streams.items():
                 setattr(sys, name, stream)
                 setattr(sys, f"__{name}__", stream)  # terminal size: none, as for a pipe
             _reset_process_state()
-            try:
-                main()
-                code = 0
-            except SystemExit as exc:
-                code = _exit_code(exc, streams["stderr"])
-            except Exception:
-                streams["stderr"].write(traceback.format_exc())
-                code = 1
+            with warnings.catch_warnings():
+                _process_warning_filters()
+                try:
+                    main()
+                    code = 0
+                except SystemExit as exc:
+                    code = _exit_code(exc, streams["stderr"])
+                except Exception:
+                    streams["stderr"].write(traceback.format_exc())
+                    code = 1
             for stream in streams.values():
                 stream.flush()
         finally:
@@ -177,6 +201,7 @@ class Runner:
                 setattr(sys, name, current)
                 setattr(sys, f"__{name}__", original)
             sys.argv = saved_argv
+            tempfile.tempdir = saved_tempdir
             os.chdir(saved_cwd)
             os.environ.clear()
             os.environ.update(saved_env)
