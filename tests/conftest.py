@@ -12,6 +12,8 @@ import sys
 import tempfile
 import traceback
 import warnings
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,10 +65,40 @@ _STREAM_ERRORS = {name: getattr(getattr(sys, f"__{name}__"), "errors", None) or 
                   for name in ("stdin", "stdout", "stderr")}
 
 
-def _stream(name: str, data: bytes = b"") -> io.TextIOWrapper:
-    """A standard stream over bytes, as a process with pipes for stdio has (``.buffer``
-    works, ``isatty()`` is False, ``fileno()`` is unsupported)."""
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors=_STREAM_ERRORS[name],
+@contextmanager
+def _standard_fds(data: bytes) -> Iterator[list[bytes]]:
+    """File descriptors 0, 1 and 2 on temp files for the duration (stdin holding
+    ``data``), so what the CLI's child processes inherit is captured as in a process
+    with pipes for stdio. The original descriptors come back afterwards, and the list
+    yielded then holds what was written to 1 and 2."""
+    captured: list[bytes] = []
+    with ExitStack() as stack:
+        files = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(3)]
+        files[0].write(data)
+        files[0].seek(0)
+        saved = [os.dup(fd) for fd in range(3)]
+        try:
+            for fd, file in enumerate(files):
+                os.dup2(file.fileno(), fd)
+            yield captured
+        finally:
+            for fd, original in enumerate(saved):
+                os.dup2(original, fd)
+                os.close(original)
+            for file in files[1:]:
+                file.seek(0)
+                captured.append(file.read())
+
+
+def _stream(fd: int) -> io.TextIOWrapper:
+    """The ``sys`` stream over descriptor ``fd``, as under PYTHONUNBUFFERED: text and
+    ``.buffer`` writes reach the descriptor at once, in the order made, interleaved with
+    the output of child processes; ``isatty()`` is False and there is no terminal size,
+    as for a pipe."""
+    name = ("stdin", "stdout", "stderr")[fd]
+    raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
+    binary = io.BufferedReader(raw) if fd == 0 else raw
+    return io.TextIOWrapper(binary, encoding="utf-8", errors=_STREAM_ERRORS[name],
                             write_through=True)
 
 
@@ -112,9 +144,10 @@ class Runner:
 
     By default in this interpreter: ``gitvault.cli.main:main`` (what the console script
     and ``python -m gitvault`` call) with ``sys.argv``, ``os.environ``, the working
-    folder and the standard streams set as a process would have them, all restored
-    afterwards; an uncaught exception is exit 1 with its traceback on stderr, as a
-    process shows it. With ``subprocess=True``, ``python -m gitvault`` in a real
+    folder and the standard streams (descriptors 0-2 included, which child processes
+    inherit) set as a process would have them, all restored afterwards; module state
+    a fresh process would not have is reset first; an uncaught exception is exit 1 with
+    its traceback on stderr, as a process shows it. With ``subprocess=True``, ``python -m gitvault`` in a real
     process: for tests about processes (several at once, signals, timing, import
     costs, settings read at interpreter start such as ``PYTHONIOENCODING``). Without
     ``input`` both give an empty stdin.
@@ -172,40 +205,40 @@ class Runner:
         saved_tempdir = tempfile.tempdir
         names = ("stdin", "stdout", "stderr")
         saved_streams = {n: (getattr(sys, n), getattr(sys, f"__{n}__")) for n in names}
-        streams = {"stdin": _stream("stdin", data or b""), "stdout": _stream("stdout"),
-                   "stderr": _stream("stderr")}
-        try:
-            os.environ.clear()
-            os.environ.update(env)
-            os.chdir(cwd)
-            tempfile.tempdir = None  # found again from this env's TMPDIR, as a process does
-            sys.argv = [str(REPO / "gitvault" / "__main__.py"), *args]
-            for name, stream in streams.items():
-                setattr(sys, name, stream)
-                setattr(sys, f"__{name}__", stream)  # terminal size: none, as for a pipe
-            _reset_process_state()
-            with warnings.catch_warnings():
-                _process_warning_filters()
-                try:
-                    main()
-                    code = 0
-                except SystemExit as exc:
-                    code = _exit_code(exc, streams["stderr"])
-                except Exception:
-                    streams["stderr"].write(traceback.format_exc())
-                    code = 1
-            for stream in streams.values():
-                stream.flush()
-        finally:
-            for name, (current, original) in saved_streams.items():
-                setattr(sys, name, current)
-                setattr(sys, f"__{name}__", original)
-            sys.argv = saved_argv
-            tempfile.tempdir = saved_tempdir
-            os.chdir(saved_cwd)
-            os.environ.clear()
-            os.environ.update(saved_env)
-        out, err = (streams[n].buffer.getvalue() for n in ("stdout", "stderr"))  # type: ignore[attr-defined]
+        with _standard_fds(data or b"") as captured:
+            streams = [_stream(fd) for fd in range(3)]
+            try:
+                os.environ.clear()
+                os.environ.update(env)
+                os.chdir(cwd)
+                tempfile.tempdir = None  # found again from this env's TMPDIR, as a process does
+                sys.argv = [str(REPO / "gitvault" / "__main__.py"), *args]
+                for name, stream in zip(names, streams, strict=True):
+                    setattr(sys, name, stream)
+                    setattr(sys, f"__{name}__", stream)
+                _reset_process_state()
+                with warnings.catch_warnings():
+                    _process_warning_filters()
+                    try:
+                        main()
+                        code = 0
+                    except SystemExit as exc:
+                        code = _exit_code(exc, streams[2])
+                    except Exception:
+                        streams[2].write(traceback.format_exc())
+                        code = 1
+                for stream in streams:
+                    stream.flush()
+            finally:
+                for name, (current, original) in saved_streams.items():
+                    setattr(sys, name, current)
+                    setattr(sys, f"__{name}__", original)
+                sys.argv = saved_argv
+                tempfile.tempdir = saved_tempdir
+                os.chdir(saved_cwd)
+                os.environ.clear()
+                os.environ.update(saved_env)
+        out, err = captured
         return Result(code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
 
     def ok(self, *args: str, **kw: Any) -> Result:

@@ -91,6 +91,21 @@ def test_output_through_text_bytes_and_click_is_kept_in_order(
     assert (result.out, result.err) == ("one\ntwo é\nthree\n", "four\nfive\n")
 
 
+def test_child_processes_share_the_streams(gv: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    def fake_main() -> None:
+        assert not sys.stdout.isatty() and sys.stdout.fileno() == 1
+        print("before")
+        subprocess.run(["sh", "-c", "echo child; read first; echo \"got $first\" >&2"],
+                       check=True)
+        print(f"after {sys.stdin.read().strip()}")
+
+    monkeypatch.setattr(gitvault.cli.main, "main", fake_main)
+    result = gv.ok(input="one\ntwo\n")
+    assert (result.out, result.err) == ("before\nchild\nafter two\n", "got one\n")
+
+
 @pytest.mark.parametrize(("exit_with", "code", "err"), [
     (None, 0, ""), (0, 0, ""), (2, 2, ""), (256 + 4, 4, ""), ("bad thing", 1, "bad thing\n")])
 def test_exit_codes_are_what_a_process_returns(gv: Runner, monkeypatch: pytest.MonkeyPatch,
