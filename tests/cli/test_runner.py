@@ -109,7 +109,7 @@ def test_child_processes_share_the_streams(gv: Runner, monkeypatch: pytest.Monke
 @pytest.mark.parametrize(("exit_with", "code", "err"), [
     (None, 0, ""), (0, 0, ""), (2, 2, ""), (256 + 4, 4, ""), ("bad thing", 1, "bad thing\n")])
 def test_exit_codes_are_what_a_process_returns(gv: Runner, monkeypatch: pytest.MonkeyPatch,
-                                               exit_with: object, code: int, err: str) -> None:
+                                               exit_with: str | int | None, code: int, err: str) -> None:
     def fake_main() -> None:
         sys.exit(exit_with)
 
