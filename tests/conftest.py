@@ -59,6 +59,9 @@ def env(tmp_path: Path) -> dict[str, str]:
     return isolated_env(tmp_path)
 
 
+# GITVAULT_TESTS_IN_PROCESS=0: the runners' default is a real process (see Runner).
+IN_PROCESS = os.environ.get("GITVAULT_TESTS_IN_PROCESS", "1") != "0"
+
 # How a gitvault process's standard streams decode and encode (they follow the locale
 # of the environment the runner's env dict inherits; read before any test swaps them).
 _STREAM_ERRORS = {name: getattr(getattr(sys, f"__{name}__"), "errors", None) or "strict"
@@ -162,10 +165,13 @@ class Runner:
     ``input`` both give an empty stdin.
 
     ``process()`` gives the subprocess twin of an in-process runner: it shares the
-    env dict and follows the cwd.
+    env dict and follows the cwd. GITVAULT_TESTS_IN_PROCESS=0 in pytest's environment
+    makes processes the default: every CLI call of the suite then runs in a real
+    process, to check that no test passes only in-process.
     """
 
-    def __init__(self, env: dict[str, str], cwd: Path, *, subprocess: bool = False) -> None:
+    def __init__(self, env: dict[str, str], cwd: Path, *,
+                 subprocess: bool = not IN_PROCESS) -> None:
         self.env = env
         self._cwd: Path | None = cwd
         self.subprocess = subprocess
@@ -184,7 +190,15 @@ class Runner:
 
     def process(self) -> Runner:
         """A runner of real processes with this runner's env dict and cwd."""
-        twin = Runner(self.env, self.cwd, subprocess=True)
+        return self._linked(subprocess=True)
+
+    def in_process(self) -> Runner:
+        """A runner in this interpreter with this runner's env dict and cwd (for tests
+        of the in-process run itself, whatever GITVAULT_TESTS_IN_PROCESS says)."""
+        return self._linked(subprocess=False)
+
+    def _linked(self, subprocess: bool) -> Runner:
+        twin = Runner(self.env, self.cwd, subprocess=subprocess)
         twin._cwd, twin._twin = None, self
         return twin
 
