@@ -159,10 +159,12 @@ class Runner:
     folder and the standard streams (descriptors 0-2 included, which child processes
     inherit) set as a process would have them, all restored afterwards; module state
     a fresh process would not have is reset first; an uncaught exception is exit 1 with
-    its traceback on stderr, as a process shows it. With ``subprocess=True``, ``python -m gitvault`` in a real
-    process: for tests about processes (several at once, signals, timing, import
-    costs, settings read at interpreter start such as ``PYTHONIOENCODING``). Without
-    ``input`` both give an empty stdin.
+    its traceback on stderr, as a process shows it.
+
+    With ``subprocess=True``, ``python -m gitvault`` in a real process: for tests about
+    processes (several at once, signals, timing, import costs, settings read at
+    interpreter start such as ``PYTHONIOENCODING``). Without ``input`` both give an
+    empty stdin.
 
     ``process()`` gives the subprocess twin of an in-process runner: it shares the
     env dict and follows the cwd. GITVAULT_TESTS_IN_PROCESS=0 in pytest's environment
