@@ -12,7 +12,7 @@ import sys
 import tempfile
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,7 +222,9 @@ class Runner:
     @staticmethod
     def _run_here(args: list[str], data: bytes | None, cwd: Path,
                   env: dict[str, str]) -> Result:
-        from gitvault.cli.main import main
+        from gitvault.cli.main import main as entry
+
+        main: Callable[[], object] = entry  # may return the code, or exit with it
 
         saved_env = dict(os.environ)
         saved_cwd = os.getcwd()
@@ -245,8 +247,8 @@ class Runner:
                 with warnings.catch_warnings():
                     _process_warning_filters()
                     try:
-                        main()
-                        code = 0
+                        # as the console script: sys.exit(main())
+                        code = _exit_code(SystemExit(main()), streams[2])
                     except SystemExit as exc:
                         code = _exit_code(exc, streams[2])
                     except Exception:

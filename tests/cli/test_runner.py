@@ -125,6 +125,12 @@ def test_exit_codes_are_what_a_process_returns(here: Runner, monkeypatch: pytest
     assert (result.code, result.err) == (code, err)
 
 
+def test_a_returned_code_is_the_exit_code(here: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the console script does (``sys.exit(main())``)."""
+    monkeypatch.setattr(gitvault.cli.main, "main", lambda: 4)
+    assert here().code == 4
+
+
 def test_a_crash_fails_with_its_traceback(here: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
     def fake_main() -> None:
         print("partial")
