@@ -119,18 +119,12 @@ def _reset_process_state() -> None:
     """What a fresh process starts with, for gitvault's module state that outlives one
     call in an interpreter (harmless in a process, wrong in a long-lived caller):
 
-    - ``gitvault.cli.common._current``: the last run's State, so a run that fails
-      before its group callback (``gitvault nope``) would answer in JSON after a
-      ``--json`` run;
     - ``gitvault.core.records._last_id``: ids of one millisecond count up from the
       last id made, so with GITVAULT_NOW fixed successive runs would make ids in
       order that separate processes make in random order.
     """
-    from gitvault.cli import common
     from gitvault.core import records
 
-    if hasattr(common, "_current"):
-        common._current = None
     if hasattr(records, "_last_id"):
         records._last_id[:] = [-1, 0]
 

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import click
 
-from gitvault.cli.common import global_options, state, wants_json
+from gitvault.cli.common import global_options, reset, state, wants_json
 from gitvault.cli.hot import COMMANDS as HOT
 from gitvault.cli.report import fail, report
 
@@ -117,6 +117,7 @@ def main(argv: list[str] | None = None) -> Any:
     as_json = "--json" in args
     if not args:
         args = ["--help"]
+    reset()
     try:
         code = cli.main(args=args, prog_name="gitvault", standalone_mode=False)
     except click.UsageError as exc:
