@@ -99,7 +99,8 @@ def verdicts(loop: Loop, now: datetime) -> list[Verdict]:
             found.append(verdict)
             continue
         cols = runs.skills.get(name)
-        start = ts_ms(commit.date) or 0
+        # a commit's date has whole seconds: runs of the change's own second count as before
+        start = (ts_ms(commit.date) or 0) + 1000
         pairs = list(zip(cols.ts, cols.score, strict=True)) if cols is not None else []
         after = [s for t, s in pairs if t >= start]
         before = [s for t, s in pairs if t < start][-max(len(after), 1):]

@@ -72,10 +72,13 @@ def clean_block(lines: list[str]) -> str:
         lines = lines[1:]
     while lines and (not lines[-1].strip() or re.fullmatch(r"\s*-{3,}\s*", lines[-1])):
         lines = lines[:-1]
-    if len(lines) >= 2:
-        head, tail = _FENCE.match(lines[0]), _FENCE.match(lines[-1])
-        if head and tail and head.group("lang").lower() in ("", "markdown", "md") \
-                and len(_fence_lines(lines)) == 2:
+    head = _FENCE.match(lines[0]) if lines else None
+    fences = _fence_lines(lines)
+    if head and len(fences) >= 2:
+        lang = head.group("lang").lower()
+        if lang in ("markdown", "md"):  # a markdown wrapper: prose after it is dropped
+            lines = lines[1:fences[-1]]
+        elif lang == "" and len(fences) == 2 and fences[-1] == len(lines) - 1:
             lines = lines[1:-1]
     return "\n".join(line.rstrip() for line in lines).strip("\n")
 
