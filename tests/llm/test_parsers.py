@@ -46,7 +46,8 @@ def test_extract_none(answer: str) -> None:
 @pytest.mark.parametrize("answer", ["I think you should use docker next time.",
                                     "SKILL_NAME: x\nCONTENT:\nbody", "SKILL_NAME: x\nTRIGGER: t\n"])
 def test_malformed_extract_names_what_was_expected(answer: str) -> None:
-    with pytest.raises(LLMError, match="malformed: expected .*SKILL_NAME|TRIGGER|CONTENT"):
+    expected = r"malformed: expected (a non-empty (TRIGGER|CONTENT) )?.*'SKILL_NAME: \.\.\.'"
+    with pytest.raises(LLMError, match=expected):
         parse_extract(answer)
 
 
@@ -118,5 +119,6 @@ def test_malformed_improve_answers(answer: str, expected: str) -> None:
 
 def test_more_than_three_proposals_keep_the_first_three() -> None:
     one = '{"title": "t", "content": "c", "relevance": 0.5, "safety": 0.5, "effort": 0.5}'
-    found = parse_improve('{"diagnosis": "d", "proposals": [%s]}' % ",".join([one] * 5))
+    many = ",".join([one] * 5)
+    found = parse_improve(f'{{"diagnosis": "d", "proposals": [{many}]}}')
     assert len(found.proposals) == 3 and found.dropped == 2
