@@ -20,7 +20,8 @@ from gitvault.core.paths import VaultLayout
 from gitvault.core.redact import redact
 from gitvault.errors import GitvaultError
 from gitvault.knowledge.log import diffs_touching
-from gitvault.llm import parsers, prompts
+from gitvault.llm import prompts
+from gitvault.llm import proposals as answers
 from gitvault.llm.extract import body_problem
 from gitvault.llm.journal import Loop
 from gitvault.llm.judge import Verdict, gate_reasons, verdicts
@@ -38,7 +39,7 @@ def failures(loop: Loop, name: str, since: datetime) -> list[dict[str, Any]]:
             and (ts_ms(r.get("ts")) or 0) > start]
 
 
-def refusal(proposal: parsers.Proposal) -> str | None:
+def refusal(proposal: answers.Proposal) -> str | None:
     """Why a proposal is refused whatever its scores (None: it is only a body)."""
     if proposal.extras:
         return (f"the answer tries to set {', '.join(sorted(map(str, proposal.extras)))} "
@@ -46,7 +47,7 @@ def refusal(proposal: parsers.Proposal) -> str | None:
     return body_problem(proposal.content)
 
 
-def decide(loop: Loop, skill: Skill, diagnosis: parsers.Diagnosis, moment: datetime,
+def decide(loop: Loop, skill: Skill, diagnosis: answers.Diagnosis, moment: datetime,
            health: dict[str, Any]) -> dict[str, Any]:
     """Step 5-6 without writing: ``action`` apply | propose | refused | unchanged."""
     cfg = loop.config.improve
@@ -62,7 +63,7 @@ def decide(loop: Loop, skill: Skill, diagnosis: parsers.Diagnosis, moment: datet
     if not valid:
         return {**decision, "action": "refused", "reasons": [p["refused"] for p in shown]}
 
-    def rank(p: parsers.Proposal) -> tuple[bool, float, float]:
+    def rank(p: answers.Proposal) -> tuple[bool, float, float]:
         return (p.relevance > cfg.min_relevance and p.safety > cfg.min_safety,
                 p.relevance * p.safety, -p.effort)
 
@@ -176,7 +177,7 @@ def improve(loop: Loop, *, days: int | None = None, dry_run: bool = False) -> di
         prompt = prompts.improve_prompt(name, skill.version, skill.body, report.get(name, {}),
                                         failures(loop, name, since),
                                         diffs_touching(loop.layout, name, since, moment), evidence)
-        asked.append((skill, parsers.parse_improve(loop.ask(prompt)), report.get(name, {})))
+        asked.append((skill, answers.parse_improve(loop.ask(prompt)), report.get(name, {})))
     decisions = [decide(loop, skill, diagnosis, moment, health) for skill, diagnosis, health in asked]
     pending = [v.to_json() for v in judged if v.action == "waiting"]
     ready = [v for v in judged if v.action != "waiting"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from gitvault.errors import LLMError
-from gitvault.llm.parsers import parse_curate, parse_extract, parse_improve, skill_name
+from gitvault.llm.parsers import parse_curate, parse_extract, skill_name
+from gitvault.llm.proposals import parse_improve
 
 
 @pytest.mark.parametrize("answer", [
