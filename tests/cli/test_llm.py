@@ -496,3 +496,36 @@ def test_improvements_lists_the_records(gv: Runner, vault: Path, bot: Scripted) 
                            "- **Proposal:** Use the v3 endpoint (relevance 0.9, safety 0.95, effort 0.2)\n"
                            "- **Action:** applied (v1 -> v2)\n")
     assert gv.ok("improvements", "--skill", "nothing-here").out.strip() == "no improvement records"
+
+
+def test_a_change_that_helped_is_recorded_as_improved(gv: Runner, vault: Path, bot: Scripted) -> None:
+    degrading(gv)
+    bot.answer([(IMPROVE, improve_answer())])
+    gv.ok("improve", env=at(T1, bot))
+    runs(gv, "api-caller", T2, 5, 0.95, result="success")
+    data = gv.ok("improve", "--json", env=at(NEXT_DAY, bot)).json()
+    (verdict,) = data["judged"]
+    assert (verdict["action"], verdict["after"]) == ("improved", {"runs": 5, "avg": 0.95})
+    assert [d["action"] for d in data["decisions"]] == ["unchanged"]  # still flagged by its average
+    assert gv.ok("skill", "show", "api-caller", "--json").json()["version"] == 2
+
+
+def test_the_llm_library_provider_is_imported_only_when_named(gv: Runner, vault: Path,
+                                                              tmp_path: Path) -> None:
+    """`git config gitvault.llm-model` picks a model of the llm library (the optional
+    extra); here a stand-in package with llm's get_model(...).prompt(...).text() API."""
+    site = tmp_path / "site" / "llm"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text(
+        "class _Response:\n    def __init__(self, text):\n        self._text = text\n"
+        "    def text(self):\n        return self._text\n"
+        "class _Model:\n    def __init__(self, name):\n        self.name = name\n"
+        "    def prompt(self, prompt):\n        return _Response('NONE' if self.name == 'tiny' "
+        "else '')\n"
+        "def get_model(name):\n    return _Model(name)\n")
+    env = {**at(T1), "PYTHONPATH": f"{tmp_path / 'site'}:{gv.env['PYTHONPATH']}"}
+    gv.git("config", "gitvault.llm-model", "tiny")
+    assert gv.ok("extract", "--summary", "-", "--json", input="s", env=env).json()["status"] == "none"
+    gv.git("config", "gitvault.llm-model", "mute")
+    silent = gv("extract", "--summary", "-", input="s", env=env)
+    assert silent.code == 2 and "the llm model 'mute' answered nothing" in silent.err
