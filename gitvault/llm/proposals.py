@@ -77,7 +77,7 @@ def _json_candidates(answer: str) -> list[Any]:
     found = []
     for text in texts:
         try:
-            found.append(json.loads(text))
+            found.append(json.loads(text, strict=False))  # raw newlines in strings, as models write them
         except ValueError:
             continue
     return found

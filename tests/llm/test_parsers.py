@@ -118,6 +118,12 @@ def test_malformed_improve_answers(answer: str, expected: str) -> None:
         parse_improve(answer)
 
 
+def test_improve_json_with_raw_newlines_in_strings() -> None:
+    found = parse_improve('{"diagnosis": "d", "proposals": [{"title": "t", "content": "## A\nline",'
+                          ' "relevance": 0.9, "safety": 0.9, "effort": 0.1}]}')  # a raw newline
+    assert found.proposals[0].content == "## A\nline"
+
+
 def test_more_than_three_proposals_keep_the_first_three() -> None:
     one = '{"title": "t", "content": "c", "relevance": 0.5, "safety": 0.5, "effort": 0.5}'
     many = ",".join([one] * 5)
