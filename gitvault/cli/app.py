@@ -39,6 +39,10 @@ class LazyGroup(click.Group):
         "outcome": "gitvault.cli.retrieval:outcome",
         "watch": "gitvault.cli.knowledge:watch",
         "diffs": "gitvault.cli.knowledge:diffs",
+        "extract": "gitvault.cli.llm:extract",
+        "curate": "gitvault.cli.llm:curate",
+        "improve": "gitvault.cli.llm:improve",
+        "improvements": "gitvault.cli.llm:improvements",
     }
 
     # What `gitvault --help` lists, so it need not import every command module.
@@ -59,6 +63,10 @@ class LazyGroup(click.Group):
         "outcome": "Record whether an injection's task succeeded.",
         "watch": "Check the knowledge sources that are due; route changes.",
         "diffs": "Knowledge diff statistics, or the unprocessed diffs.",
+        "extract": "Extract a reusable skill from a session summary with the LLM.",
+        "curate": "Curate skills with the LLM: merge overlapping ones.",
+        "improve": "Improve flagged skills with the LLM; judge earlier changes.",
+        "improvements": "The improvement records (as skill-improvements.md).",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

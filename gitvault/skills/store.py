@@ -22,6 +22,7 @@ from gitvault.errors import Conflict, GitError, InvalidInput, NotFound
 from gitvault.skills import codegate, usage, versions
 from gitvault.skills.model import (
     KINDS,
+    METADATA_ORDER,
     PROVENANCES,
     SKILL_FILE,
     Skill,
@@ -50,6 +51,7 @@ class SkillEdit:
     tests: str | None = None
     example: str | None = None
     unsafe_no_sandbox: bool = False
+    metadata: dict[str, str] | None = None  # further metadata keys (curate: ``merged``)
 
     def code_files(self) -> dict[str, str]:
         """The code files this edit sets (by file name)."""
@@ -69,6 +71,9 @@ class SkillEdit:
             self.trigger = " ".join(self.trigger.split())
         if self.tags is not None:
             self.tags = ",".join(t.strip() for t in self.tags.split(",") if t.strip())
+        for key in self.metadata or {}:
+            if key in METADATA_ORDER:
+                raise InvalidInput(f"metadata.{key} is gitvault's own field; it is not set this way")
 
     def apply(self, skill: Skill) -> None:
         if self.content is not None:
@@ -81,6 +86,7 @@ class SkillEdit:
                 skill.metadata[key] = value
         if self.sensitive is not None:
             skill.metadata["sensitive"] = "true" if self.sensitive else "false"
+        skill.metadata.update(self.metadata or {})
 
 
 
@@ -244,9 +250,10 @@ class SkillStore:
                 return self.get(name), False
             return self._create_locked(name, edit), True
 
-    def patch(self, name: str, edit: SkillEdit) -> tuple[Skill, str]:
+    def patch(self, name: str, edit: SkillEdit, op: str = "patch") -> tuple[Skill, str]:
         """A new version with ``edit`` applied, state active (un-archived); a patch of a
-        missing skill falls back to create. Returns (skill, "patch" | "create")."""
+        missing skill falls back to create. Returns (skill, "patch" | "create"). ``op``
+        names the change in its commit trailer (``improve``: an auto-edit of the loop)."""
         name = normalize_name(name)
         edit.check()
         with self.locked():
@@ -261,7 +268,7 @@ class SkillStore:
             edit.apply(skill)
             self.mark(skill, "active").metadata.pop("archived-reason", None)
             files, result = codegate.gate_edit(self, skill, edit, folder)
-            self.save(skill, "patch", moved_from=True if archived else None, files=files,
+            self.save(skill, op, moved_from=True if archived else None, files=files,
                       sandbox=result.sandbox if result else None)
             codegate.record_stored(self, skill, result)
         return skill, "patch"
@@ -296,7 +303,7 @@ class SkillStore:
             raise InvalidInput(refuse.format(name=skill.name))
         return skill
 
-    def rollback(self, name: str, version: int) -> Skill:
+    def rollback(self, name: str, version: int, op: str = "rollback") -> Skill:
         """Write version ``version``'s content as a new version (history is kept)."""
         with self.locked():
             current = self._current(name, archived=False,
@@ -305,7 +312,7 @@ class SkillStore:
             old.metadata["created"] = current.metadata.get("created", old.metadata.get("created", ""))
             old.version = current.version  # next_version counts from the current one
             self.mark(old, current.state)
-            self.save(old, "rollback", body=f"Content of v{version}.")
+            self.save(old, op, body=f"Content of v{version}.")
         return old
 
     def archive(self, name: str, reason: str | None = None) -> Skill:

@@ -40,7 +40,7 @@ def skill_stats(events: Iterable[dict[str, Any]]) -> Stats:
             key = "success" if record.get("success") is True else "failure"
             for ref in record.get("skills") or []:
                 bump(_name(ref), key)
-        elif op == "patch" and isinstance(record.get("skill"), str):
+        elif op in ("patch", "improve") and isinstance(record.get("skill"), str):
             bump(record["skill"], "patches")
     return stats
 

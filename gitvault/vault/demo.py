@@ -267,6 +267,9 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
 
     watched = watcher_cycle(vault, say)
     vault = Vault(root, node="demo")
+    from gitvault.vault.llmdemo import loop_cycle
+
+    improved = loop_cycle(vault, say, step)
 
     step("Check everything: config, layout, every skill file, every log line",
          "gitvault doctor")
@@ -293,4 +296,5 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
         "gate": gate_lines,
         "injection": injected["injection"],
         "watch": watched,
+        "improve": improved,
     }
