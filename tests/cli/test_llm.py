@@ -524,6 +524,7 @@ def test_the_llm_library_provider_is_imported_only_when_named(gv: Runner, vault:
         "else '')\n"
         "def get_model(name):\n    return _Model(name)\n")
     env = {**at(T1), "PYTHONPATH": f"{tmp_path / 'site'}:{gv.env['PYTHONPATH']}"}
+    gv = gv.process()  # PYTHONPATH is read when the interpreter starts
     gv.git("config", "gitvault.llm-model", "tiny")
     assert gv.ok("extract", "--summary", "-", "--json", input="s", env=env).json()["status"] == "none"
     gv.git("config", "gitvault.llm-model", "mute")
