@@ -51,7 +51,7 @@ EVASIONS = [
     ("os.exec*", "os.execv('/bin/sh', ['sh'])", "risky-module"),
     ("os.spawn*", "os.spawnlp(0, 'sh', 'sh')", "risky-module"),
     ("os.posix_spawn", "os.posix_spawn('/bin/sh', ['sh'], {})", "risky-module"),
-    ("process attribute on an alias", "o = os; o.system('id')", "risky-module"),
+    ("process attribute on an alias (resolved)", "o = os; o.system('id')", "banned"),
     ("process attribute via sys.modules", "sys.modules['os'].system('id')", "risky-module"),
     ("pty", "import pty", "risky-module"),
     ("multiprocessing", "import multiprocessing", "risky-module"),
