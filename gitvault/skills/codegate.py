@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitvault.core import git
+from gitvault.core import git, records
 from gitvault.core.clock import now_seconds
 from gitvault.core.files import write_atomic
+from gitvault.core.paths import VaultLayout
 from gitvault.errors import InvalidInput
 from gitvault.gate import verify as gate
 from gitvault.gate.scan import FILES
@@ -20,14 +21,39 @@ if TYPE_CHECKING:
     from gitvault.skills.store import SkillEdit, SkillStore
 
 def code_files(folder: Path) -> dict[str, str]:
-    """skill.py, test_skill.py and example.py of a skill folder (those present)."""
-    return {n: (folder / n).read_text("utf-8") for n in FILES if (folder / n).is_file()}
+    """skill.py, test_skill.py and example.py of a skill folder (those present), their
+    exact bytes (no newline translation; undecodable bytes as surrogate escapes, which
+    the scan refuses)."""
+    return {n: (folder / n).read_bytes().decode("utf-8", "surrogateescape")
+            for n in FILES if (folder / n).is_file()}
+
+def trusted_evidence(layout: VaultLayout, node: str) -> set[str]:
+    """The file sets (evidence sha256) this node's own gate passed (SPEC §1 Trust)."""
+    return gate.trusted_hashes(records.scan(layout.stream("gate")).records, node)
+
+def is_trusted(folder: Path, trusted: set[str]) -> bool:
+    """Whether the code skill in ``folder`` may be handed to an agent: this node holds
+    passing gate evidence for exactly its current files."""
+    try:
+        files = code_files(folder)
+    except OSError:
+        return False
+    return gate.evidence_hash(files) in trusted
+
+def unverified_skills(layout: VaultLayout, node: str, skills: list[Skill]) -> list[Skill]:
+    """The code skills of ``skills`` (in ``skills/``, not archived) without evidence."""
+    code = [s for s in skills if s.kind == "code" and s.state != "archived"]
+    if not code:
+        return []
+    trusted = trusted_evidence(layout, node)
+    return [s for s in code if not is_trusted(layout.skill_dir(s.name), trusted)]
 
 def run_gate(store: SkillStore, name: str, version: int, files: dict[str, str], *,
-             unsafe_no_sandbox: bool = False) -> Any:
-    """Run the gate on ``files`` and append its ``verify`` record; returns the result."""
+             unsafe_no_sandbox: bool = False, folder: Path | None = None) -> Any:
+    """Run the gate on ``files`` (and on what else ``folder`` holds) and append its
+    ``verify`` record; returns the result."""
     result = gate.verify(files, store.config.verify, store.config.sandbox,
-                         unsafe_no_sandbox=unsafe_no_sandbox)
+                         unsafe_no_sandbox=unsafe_no_sandbox, folder=folder)
     store.append("gate", gate.gate_record("verify", result, name, version,
                                          store.urn_for(name, version)))
     return result
@@ -48,7 +74,8 @@ def gate_edit(store: SkillStore, skill: Skill, edit: SkillEdit, folder: Path | N
     if not store.config.verify.enabled:
         return files, None
     result = run_gate(store, skill.name, skill.version, files,
-                           unsafe_no_sandbox=edit.unsafe_no_sandbox)
+                      unsafe_no_sandbox=edit.unsafe_no_sandbox,
+                      folder=folder if folder is not None else store.layout.skill_dir(skill.name))
     if not result.passed:
         reject(store, skill, files, result)
         from gitvault.errors import CheckFailed
@@ -78,19 +105,24 @@ def reject(store: SkillStore, skill: Skill, files: dict[str, str], result: Any) 
                          {"Op": "reject", "Skill": skill.name,
                           "Version": str(skill.version), "Node": store.node}, reasons)
 
-def verify_stored(store: SkillStore, name: str | None, *, unsafe_no_sandbox: bool = False
+def verify_stored(store: SkillStore, name: str | None, *, unsafe_no_sandbox: bool = False,
+                  only_unverified: bool = False, skipped: list[str] | None = None
                   ) -> list[tuple[Skill, Any]]:
-    """Run the gate on one stored code skill (or every one when ``name`` is None)."""
+    """Run the gate on one stored code skill (or every one when ``name`` is None; with
+    ``only_unverified``, those this node holds no evidence for, as after a merge)."""
     if name is not None:
-        skills = [store.get(name)]
+        skills = [store.own(name)]
         if skills[0].kind != "code":
             raise InvalidInput(f"{skills[0].name!r} is a {skills[0].kind}, not a code skill")
     else:
-        skills = [s for s in store.iter_all() if s.kind == "code"]
+        skills = [s for s in store.iter_all(skipped=skipped) if s.kind == "code"]
+    if only_unverified:
+        skills = unverified_skills(store.layout, store.node, skills)
     results = []
     for skill in skills:
         found = store.find(skill.name)
-        files = code_files(found[0]) if found is not None else {}
+        folder = found[0] if found is not None else None
+        files = code_files(folder) if folder is not None else {}
         results.append((skill, run_gate(store, skill.name, skill.version, files,
-                                             unsafe_no_sandbox=unsafe_no_sandbox)))
+                                        unsafe_no_sandbox=unsafe_no_sandbox, folder=folder)))
     return results
