@@ -112,7 +112,7 @@ def parse_pins(pins: Iterable[str]) -> list[tuple[str, int]]:
 def _code_at(vault: Vault, name: str, version: int) -> tuple[str | None, str]:
     """skill.py of ``name`` as committed with version ``version``, and the evidence
     sha256 of that version's three code files."""
-    from gitvault.gate.verify import FILES, evidence_hash
+    from gitvault.skills.codegate import FILES, evidence_for
 
     for entry in vault.history(name):
         if entry.version != version:
@@ -125,7 +125,7 @@ def _code_at(vault: Vault, name: str, version: int) -> tuple[str | None, str]:
                      if d is not None}
             if CODE_FILE in files:
                 return files[CODE_FILE].encode("utf-8", "surrogateescape").decode(
-                    "utf-8", "replace"), evidence_hash(files)
+                    "utf-8", "replace"), evidence_for(files)
         return None, ""
     return None, ""
 

@@ -27,6 +27,10 @@ def code_files(folder: Path) -> dict[str, str]:
     return {n: (folder / n).read_bytes().decode("utf-8", "surrogateescape")
             for n in FILES if (folder / n).is_file()}
 
+def evidence_for(files: dict[str, str]) -> str:
+    """The evidence sha256 of a skill's three code files (what a gate record holds)."""
+    return gate.evidence_hash(files)
+
 def trusted_evidence(layout: VaultLayout, node: str) -> set[str]:
     """The file sets (evidence sha256) this node's own gate passed (SPEC §1 Trust)."""
     return gate.trusted_hashes(records.scan(layout.stream("gate")).records, node)
@@ -111,7 +115,7 @@ def verify_stored(store: SkillStore, name: str | None, *, unsafe_no_sandbox: boo
     """Run the gate on one stored code skill (or every one when ``name`` is None; with
     ``only_unverified``, those this node holds no evidence for, as after a merge)."""
     if name is not None:
-        skills = [store.own(name)]
+        skills = [store.get(name)]
         if skills[0].kind != "code":
             raise InvalidInput(f"{skills[0].name!r} is a {skills[0].kind}, not a code skill")
     else:

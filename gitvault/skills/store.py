@@ -110,19 +110,14 @@ class SkillStore:
         return None
 
     def get(self, name: str) -> Skill:
+        """The skill in folder ``name``. The folder is its identity: a SKILL.md naming
+        another skill is refused (it would redirect a write or a record, SPEC §2.1)."""
         name = normalize_name(name)
         found = self.find(name)
         if found is None:
             raise NotFound(f"no skill named {name!r} (see 'gitvault skill list --state all')")
-        return read_skill(found[0])
-
-    def own(self, name: str) -> Skill:
-        """The skill ``name`` for a write: the folder is its identity, so a SKILL.md
-        naming another skill is refused (it would redirect the write, SPEC §2.1)."""
-        name = normalize_name(name)
-        skill = self.get(name)
-        found = self.find(name)
-        check_identity(skill, self.layout.rel(found[0]) if found else name, name)
+        skill = read_skill(found[0])
+        check_identity(skill, self.layout.rel(found[0]), name)
         return skill
 
     def iter_all(self, *, include_archived: bool = True,
@@ -276,7 +271,7 @@ class SkillStore:
                         f"no skill named {name!r} to patch, and creating it needs a description")
                 return self._create_locked(name, edit), "create"
             folder, archived = found
-            skill = self.own(name)
+            skill = self.get(name)
             edit.apply(skill)
             self.mark(skill, "active").metadata.pop("archived-reason", None)
             files, result = codegate.gate_edit(self, skill, edit, folder)
@@ -309,7 +304,7 @@ class SkillStore:
 
     def _current(self, name: str, *, archived: bool, refuse: str) -> Skill:
         """The skill ``name``; InvalidInput ``refuse`` unless it is archived as asked."""
-        skill = self.own(name)
+        skill = self.get(name)
         found = self.find(skill.name)
         if (found is not None and found[1]) != archived:
             raise InvalidInput(refuse.format(name=skill.name))

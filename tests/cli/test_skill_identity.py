@@ -75,6 +75,11 @@ def test_doctor_reports_the_mismatch_and_lists_skip_it(gv: Runner, renamed: Path
     listed = gv.ok("skill", "list", "--json").json()
     assert [s["name"] for s in listed["skills"]] == ["d5"]
     assert any("SKILL.md names 'other' but its folder is 'd4'" in w for w in listed["warnings"])
+    found = gv.ok("search", "deploy service", "--json").json()
+    assert [r["name"] for r in found["results"]] == ["d5"]
+    assert any("names 'other'" in w for w in found["warnings"])
+    outcome = gv("outcome", "--skills", "d4", "--success")
+    assert outcome.code == 2 and "SKILL.md names 'other'" in outcome.err
     lifecycle = gv.ok("lifecycle", "--json", env={"GITVAULT_NOW": "2027-06-01T00:00:00Z"})
     assert [c["name"] for c in lifecycle.json()["changes"]] == ["d5"]  # d4 is skipped
     assert any("names 'other'" in w for w in lifecycle.json()["warnings"])
