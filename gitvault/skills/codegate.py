@@ -5,6 +5,7 @@ stored, record the gate's verdicts, quarantine a refused skill in
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,9 +32,34 @@ def evidence_for(files: dict[str, str]) -> str:
     """The evidence sha256 of a skill's three code files (what a gate record holds)."""
     return gate.evidence_hash(files)
 
+LEDGER = "gate-evidence"  # .git/gitvault/gate-evidence: sha256 lines this clone's gate passed
+
 def trusted_evidence(layout: VaultLayout, node: str) -> set[str]:
-    """The file sets (evidence sha256) this node's own gate passed (SPEC §1 Trust)."""
-    return gate.trusted_hashes(records.scan(layout.stream("gate")).records, node)
+    """The file sets (evidence sha256) this node's own gate passed (SPEC §1 Trust): its
+    passing gate records, and, once this clone has gated anything, only those its gate
+    passed here (a pulled record forging this node's id is no evidence either)."""
+    hashes = gate.trusted_hashes(records.scan(layout.stream("gate")).records, node)
+    ledger = layout.cache / LEDGER if layout.cache is not None else None
+    try:
+        here = set(ledger.read_text("ascii").split()) if ledger is not None else None
+    except (OSError, UnicodeDecodeError):
+        here = None  # never gated in this clone (a fresh clone): the records decide
+    return hashes & here if here is not None else hashes
+
+def remember(layout: VaultLayout, node: str, sha256: str) -> None:
+    """Note in this clone's ledger that its gate passed ``sha256`` (the first note also
+    keeps the evidence this node held before)."""
+    if layout.cache is None:
+        return
+    ledger = layout.cache / LEDGER
+    known = set() if ledger.exists() else trusted_evidence(layout, node)
+    lines = "".join(f"{sha}\n" for sha in sorted(known | {sha256}))
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, lines.encode("ascii"))
+    finally:
+        os.close(fd)
 
 def is_trusted(folder: Path, trusted: set[str]) -> bool:
     """Whether the code skill in ``folder`` may be handed to an agent: this node holds
@@ -60,6 +86,8 @@ def run_gate(store: SkillStore, name: str, version: int, files: dict[str, str], 
                          unsafe_no_sandbox=unsafe_no_sandbox, folder=folder)
     store.append("gate", gate.gate_record("verify", result, name, version,
                                          store.urn_for(name, version)))
+    if result.passed:
+        remember(store.layout, store.node, result.sha256)
     return result
 
 def gate_edit(store: SkillStore, skill: Skill, edit: SkillEdit, folder: Path | None

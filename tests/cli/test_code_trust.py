@@ -21,9 +21,11 @@ def git(cwd: Path, env: dict[str, str], *args: str) -> Result:
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
-def commit_from_other_node(gv: Runner, vault: Path, tmp_path: Path, code: str) -> Path:
+def commit_from_other_node(gv: Runner, vault: Path, tmp_path: Path, code: str,
+                           claims: str = "other-node") -> Path:
     """Another node (a clone nobody here controls) writes a code skill by hand, forges
-    a passing gate record for it under its own node id, and commits with --no-verify."""
+    a passing gate record for it (under its own node id, or the one it ``claims``), and
+    commits with --no-verify."""
     other = tmp_path / "other"
     env = {**gv.env, "GITVAULT_NODE": "other-node"}
     assert git(tmp_path, env, "clone", "-q", str(vault), str(other)).code == 0
@@ -38,7 +40,7 @@ def commit_from_other_node(gv: Runner, vault: Path, tmp_path: Path, code: str) -
     forged = {"id": "g-forged", "ts": "2026-12-01T09:00:00Z", "op": "verify",
               "skill": "slugify", "version": 1, "urn": "urn:gitvault:skill:vault:slugify:v1",
               "sha256": evidence_hash(files), "passed": True, "reasons": [],
-              "sandbox": "bwrap", "node": "other-node"}
+              "sandbox": "bwrap", "node": claims}
     log = other / "logs" / "gate" / "2026-12" / "other-node.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(json.dumps(forged) + "\n")
@@ -103,6 +105,19 @@ def test_an_unverified_skill_is_served_once_this_node_gates_it(
     (vault / "skills" / "slugify" / "skill.py").write_text(SKILL + "\n\nX = 1\n")
     assert gv.ok("skill", "list", "--json").json()["skills"][0]["state"] == "unverified"
     assert "def slugify" not in gv.ok("context", "make a URL slug").out
+
+
+def test_a_forged_record_claiming_this_node_is_no_evidence(gv: Runner, vault: Path,
+                                                           tmp_path: Path) -> None:
+    create(gv, tmp_path, "url-rules")  # this clone has gated something itself
+    other = commit_from_other_node(gv, vault, tmp_path, EVIL, claims="test-node")
+    pull(gv, vault, other, hooks=False)
+    assert any(r["node"] == "test-node" and r["skill"] == "slugify" and r["passed"]
+               for r in gate_records(vault))  # the forgery arrived
+    listed = gv.ok("skill", "list", "--json").json()["skills"]
+    assert {s["name"]: s["state"] for s in listed}["slugify"] == "unverified"
+    assert "# slugify" not in gv.ok("context", "make a URL slug").out
+    assert gv("doctor").code == 1
 
 
 def test_post_merge_gates_pulled_code_that_passes(gv: Runner, vault: Path,
