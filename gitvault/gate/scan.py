@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import io
 import os
+import re
 import sys
 import tokenize
 import unicodedata
@@ -26,8 +27,8 @@ FOLDER_FILES = ("SKILL.md", *FILES)
 # Characters that make code read differently from how it runs (Trojan Source): every
 # format character (bidirectional controls, zero-width and invisible ones), line and
 # paragraph separators, and control characters other than tab, newline, CR, form feed.
-_VISIBLE_CONTROLS = frozenset("\t\n\r\f")
 _HIDDEN_CATEGORIES = frozenset({"Cf", "Zl", "Zp", "Cc"})
+_SUSPECT = re.compile(r"[^\t\n\r\f\x20-\x7e]")  # what may be hidden: every other character
 
 # Modules (and their submodules) that start processes, open connections, load foreign
 # code, deserialise code or reach into the interpreter, beyond verify.banned.
@@ -266,15 +267,17 @@ def encoding_reasons(file: str, data: bytes) -> list[Reason]:
                        f"declares the encoding {encoding!r}; only UTF-8 is allowed (Python "
                        "would run other bytes than a reader sees)")]
     reasons = []
-    body = text[1:] if text.startswith("\ufeff") else text
-    offset = len(text) - len(body)
-    for index, char in enumerate(body):
-        if char in _VISIBLE_CONTROLS or unicodedata.category(char) not in _HIDDEN_CATEGORIES:
+    start = 1 if text.startswith("\ufeff") else 0  # a leading BOM is the UTF-8 signature
+    for match in _SUSPECT.finditer(text, start):
+        char = match.group()
+        if unicodedata.category(char) not in _HIDDEN_CATEGORIES:
             continue
         name = unicodedata.name(char, "a control character")
-        reasons.append(Reason("hidden-character", file, _line_of(text, index + offset),
+        reasons.append(Reason("hidden-character", file, _line_of(text, match.start()),
                               f"U+{ord(char):04X} ({name}) makes the code read differently "
                               "from how it runs"))
+        if len(reasons) == 5:  # enough to find them; a flood of them says no more
+            break
     return reasons
 
 
