@@ -109,7 +109,7 @@ def parse_pins(pins: Iterable[str]) -> list[tuple[str, int]]:
     return parsed
 
 
-def _code_at(vault: Vault, name: str, version: int) -> tuple[str | None, str]:
+def code_at(vault: Vault, name: str, version: int) -> tuple[str | None, str]:
     """skill.py of ``name`` as committed with version ``version``, and the evidence
     sha256 of that version's three code files."""
     from gitvault.skills.codegate import FILES, evidence_for
@@ -155,7 +155,7 @@ def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | No
     for skill, version in versions:
         code = None
         if skill.kind == "code":
-            code, sha = _code_at(vault, skill.name, version)
+            code, sha = code_at(vault, skill.name, version)
             from gitvault.skills.codegate import trusted_evidence
 
             if sha not in trusted_evidence(vault.layout, vault.node):

@@ -104,7 +104,11 @@ def test_an_unverified_skill_is_served_once_this_node_gates_it(
     # a hand edit of the files is new code: unverified again until it is gated
     (vault / "skills" / "slugify" / "skill.py").write_text(SKILL + "\n\nX = 1\n")
     assert gv.ok("skill", "list", "--json").json()["skills"][0]["state"] == "unverified"
+    assert gv.ok("skill", "show", "slugify", "--json").json()["state"] == "unverified"
+    assert gv.ok("skill", "show", "slugify@v1", "--json").json()["state"] == "active"
     assert "def slugify" not in gv.ok("context", "make a URL slug").out
+    pinned = gv.ok("context", "make a URL slug", "--pin", "slugify@v1").out
+    assert "def slugify" in pinned  # the committed v1 files are the ones gated here
 
 
 def test_a_forged_record_claiming_this_node_is_no_evidence(gv: Runner, vault: Path,
