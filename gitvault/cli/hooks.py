@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitvault.cli.common import emit, global_options, note, state
+from gitvault.cli.common import emit, global_options, note, state, warn
 from gitvault.hooks.shims import HOOKS
 
 if TYPE_CHECKING:
@@ -104,6 +104,6 @@ def _regate(vault: Vault, unsafe_no_sandbox: bool) -> None:
         verdict = "passed" if result.passed else "REFUSED (not served to agents): " \
             + "; ".join(result.messages())
         note(f"post-merge: gated {skill.name} v{skill.version}: {verdict}")
-    emit({"hook": "post-merge", "problems": skipped,
+    emit({"hook": "post-merge", "problems": warn(skipped),
           "gated": [{"name": s.name, "version": s.version, "passed": r.passed,
                      "reasons": r.messages()} for s, r in results]})
