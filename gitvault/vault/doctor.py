@@ -57,11 +57,14 @@ def check_code(layout: VaultLayout, folder: Path, node: str | None, trusted: set
     from gitvault.skills.codegate import is_trusted
 
     rel = layout.rel(folder)
-    problems = [Problem("gate", f"{rel}/{r.file}", r.message) for r in folder_reasons(folder)]
+    problems = [Problem("gate", f"{rel}/{r.file}", f"{r.message}; move it out of the "
+                        "folder (doctor --repair never deletes a file)")
+                for r in folder_reasons(folder)]
     if node is not None and not is_trusted(folder, trusted):
         problems.append(Problem("gate", rel, f"unverified code skill: node {node!r} holds no "
                                 "passing gate evidence for its current files, so it is not "
-                                f"served to agents (run 'gitvault skill verify {folder.name}')"))
+                                f"served to agents (run 'gitvault skill verify {folder.name}'; "
+                                "doctor --repair never runs code)"))
     return problems
 
 

@@ -94,6 +94,9 @@ def test_an_unverified_skill_is_served_once_this_node_gates_it(
     assert gv.ok("search", "URL slug", "--json").json()["results"][0]["state"] == "unverified"
     assert "def slugify" not in gv.ok("context", "make a URL slug").out
     assert gv("doctor").code == 1
+    repair = gv("doctor", "--repair")  # says why it cannot: only the gate may vouch
+    assert repair.code == 1 and "(run 'gitvault skill verify slugify'; doctor --repair " \
+        "never runs code)" in repair.out
     verified = gv.ok("skill", "verify", "--all", "--json").json()
     assert [(r["name"], r["passed"]) for r in verified["results"]] == [("slugify", True)]
     assert gv.ok("search", "URL slug", "--json").json()["results"][0]["state"] == "active"
