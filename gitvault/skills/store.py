@@ -27,6 +27,7 @@ from gitvault.skills.model import (
     SKILL_FILE,
     Skill,
     check_description,
+    check_identity,
     choice,
     normalize_name,
     read_skill,
@@ -115,11 +116,15 @@ class SkillStore:
         return None
 
     def get(self, name: str) -> Skill:
+        """The skill in folder ``name``. The folder is its identity: a SKILL.md naming
+        another skill is refused (it would redirect a write or a record, SPEC §2.1)."""
         name = normalize_name(name)
         found = self.find(name)
         if found is None:
             raise NotFound(f"no skill named {name!r} (see 'gitvault skill list --state all')")
-        return read_skill(found[0])
+        skill = read_skill(found[0])
+        check_identity(skill, self.layout.rel(found[0]), name)
+        return skill
 
     def iter_all(self, *, include_archived: bool = True,
                     skipped: list[str] | None = None) -> Iterator[Skill]:
@@ -136,6 +141,7 @@ class SkillStore:
                     continue
                 try:
                     skill = read_skill(folder)
+                    check_identity(skill, self.layout.rel(folder), folder.name)
                 except InvalidInput as exc:
                     if skipped is None:
                         raise
@@ -156,18 +162,26 @@ class SkillStore:
                             self.config.verify.archive_after_days)
 
     def view(self, skill: Skill, stats: usage.Stats, *, content: bool = False,
-             entries: list[versions.Version] | None = None) -> dict[str, Any]:
-        """The ``skill show --json`` object of ``skill`` (without content for a list)."""
-        return usage.skill_view(skill, stats, self.urn_for(skill.name, skill.version, entries),
+             entries: list[versions.Version] | None = None,
+             unverified: bool | None = None) -> dict[str, Any]:
+        """The ``skill show --json`` object of ``skill`` (without content for a list);
+        a code skill this node holds no gate evidence for has state ``unverified``."""
+        if unverified is None:
+            unverified = bool(codegate.unverified_skills(self.layout, self.node, [skill]))
+        view = usage.skill_view(skill, stats, self.urn_for(skill.name, skill.version, entries),
                                 content=content)
+        return {**view, "state": "unverified"} if unverified else view
 
     def listing(self, state: str, stats: usage.Stats, warnings: list[Any]) -> dict[str, Any]:
         """``skill list --json``: ``{"skills": [view...], "warnings"?}`` for ``state``
         (one of usage.LIST_STATES); an unreadable file is left out and warned about."""
         choice(state, usage.LIST_STATES, "state")
         skipped: list[str] = []
-        views = [self.view(s, stats) for s in self.iter_all(skipped=skipped)
-                 if state == "all" or s.state == state]
+        skills = list(self.iter_all(skipped=skipped))
+        unverified = {s.name for s in codegate.unverified_skills(self.layout, self.node, skills)}
+        views = [self.view(s, stats, unverified=s.name in unverified) for s in skills
+                 if state == "all" or s.state == state
+                 or (state == "unverified" and s.name in unverified)]
         return usage.with_warnings({"skills": views}, [*skipped, *warnings])
 
     @contextmanager
@@ -264,7 +278,7 @@ class SkillStore:
                         f"no skill named {name!r} to patch, and creating it needs a description")
                 return self._create_locked(name, edit), "create"
             folder, archived = found
-            skill = read_skill(folder)
+            skill = self.get(name)
             edit.apply(skill)
             self.mark(skill, "active").metadata.pop("archived-reason", None)
             files, result = codegate.gate_edit(self, skill, edit, folder)
@@ -309,6 +323,7 @@ class SkillStore:
             current = self._current(name, archived=False,
                                     refuse="skill {name!r} is archived; restore it before a rollback")
             old = self.read_version(current.name, version)
+            check_identity(old, f"{current.name}@v{version}", current.name)
             old.metadata["created"] = current.metadata.get("created", old.metadata.get("created", ""))
             old.version = current.version  # next_version counts from the current one
             self.mark(old, current.state)

@@ -16,7 +16,7 @@ from gitvault.skills.model import STATES, Skill
 Stats = dict[str, dict[str, int]]
 VIEW_KEYS = ("name", "description", "trigger", "version", "kind", "state", "provenance",
              "sensitive", "urn", "metadata", "content", "stats")
-LIST_STATES = (*STATES, "all")
+LIST_STATES = (*STATES, "unverified", "all")  # unverified: code skills without evidence
 
 
 def _name(ref: object) -> str:

@@ -273,7 +273,7 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
 
     step("Check everything: config, layout, every skill file, every log line",
          "gitvault doctor")
-    doctor = run_doctor(vault.layout)
+    doctor = run_doctor(vault.layout, node=vault.node)
     say(f"  {doctor.checked['skills']} skill files, {doctor.checked['records']} records, "
         f"{len(doctor.problems)} problems")
 
