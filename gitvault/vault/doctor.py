@@ -53,12 +53,23 @@ def check_skills(layout: VaultLayout) -> tuple[list[Problem], int]:
     problems = []
     checked = 0
     for base, archived in ((layout.skills, False), (layout.archive, True)):
+        if base.is_symlink():
+            problems.append(_link(layout, base))
+            continue
         if not base.is_dir():
             continue
         for folder in sorted(base.iterdir()):
+            if folder.is_symlink():
+                if folder.name not in (".archive", ".rejected") or archived:
+                    problems.append(_link(layout, folder))
+                continue
             if folder.name.startswith(".") or not folder.is_dir():
                 continue
             rel = layout.rel(folder)
+            links = [_link(layout, entry) for entry in sorted(folder.iterdir()) if entry.is_symlink()]
+            if links:
+                problems += links
+                continue
             if not (folder / SKILL_FILE).is_file():
                 problems.append(Problem("skill", rel, f"no {SKILL_FILE}"))
                 continue
@@ -80,28 +91,129 @@ def check_skills(layout: VaultLayout) -> tuple[list[Problem], int]:
     return problems, checked
 
 
+_COMMITTED = ("; committed, so it stays: committed lines are never edited (logs are "
+              "append-only) and readers skip it with this warning")
+
+
+def _link(layout: VaultLayout, path: Path) -> Problem:
+    return Problem("skill", layout.rel(path),
+                   "a symlink: never followed, and readers skip the skill (gitvault never "
+                   "follows symlinks under skills/ or logs/); replace it with the files or "
+                   "delete it")
+
+
 def check_logs(layout: VaultLayout, repair: bool) -> tuple[list[Problem], int]:
+    """Every log line that is not a valid record (blank lines included), torn tails and
+    symlinks. ``repair`` moves torn tails and bad uncommitted lines to ``<file>.torn``
+    (kept, ignored by git; blank lines are dropped); a committed line is never edited,
+    and the problem says so."""
     problems = []
     count = 0
+    top: list[Path | None] = []  # the work tree, found once when first needed
+    whole: set[str] = set()  # files and folders reported as a whole (a logs/ symlink once)
     for stream in STREAMS:
         folder = layout.stream(stream)
         scan = records.scan(folder)
         count += len(scan.records)
+        bad: dict[str, list[tuple[int, str]]] = {}
         for warning in scan.warnings:
-            rel = layout.rel(Path(warning.file)) if Path(warning.file).is_absolute() else warning.file
-            problems.append(Problem("log", f"{rel}:{warning.line}", warning.reason))
+            if warning.line == 0:  # a symlink, an unreadable file: nothing to move
+                if warning.file not in whole:
+                    whole.add(warning.file)
+                    problems.append(_whole_file(layout, warning, repair))
+            else:
+                bad.setdefault(warning.file, []).append((warning.line, warning.reason))
         for path in records.stream_files(folder):
-            if not records.has_torn_tail(path):
-                continue
-            problem = Problem("log", layout.rel(path),
-                              "unterminated last line (a crash mid-write, or a write in progress)")
-            if repair:
-                aside = records.move_torn_tail(path)
-                if aside is not None:
-                    problem.message += f"; moved to {layout.rel(aside)}"
-                problem.repaired = True
-            problems.append(problem)
+            bad.setdefault(str(path), []).extend(_blank_lines(path))
+            if records.has_torn_tail(path):
+                problems.append(_torn(layout, path, repair))
+        for name, lines in bad.items():
+            if lines:
+                problems += _bad_lines(layout, Path(name), sorted(lines), repair, top)
     return problems, count
+
+
+def _rel(layout: VaultLayout, path: Path) -> str:
+    return layout.rel(path) if path.is_absolute() else path.as_posix()
+
+
+def _whole_file(layout: VaultLayout, warning: records.LineWarning, repair: bool) -> Problem:
+    problem = Problem("log", _rel(layout, Path(warning.file)), warning.reason)
+    if repair:
+        problem.message += ("; not removed by --repair: delete the symlink (or the file) "
+                            "yourself, gitvault reads and writes past it")
+    return problem
+
+
+def _blank_lines(path: Path) -> list[tuple[int, str]]:
+    found = []
+    try:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                if raw.endswith(b"\n") and not raw.strip():
+                    found.append((number, "blank line"))
+    except OSError:
+        pass
+    return found
+
+
+def _torn(layout: VaultLayout, path: Path, repair: bool) -> Problem:
+    problem = Problem("log", layout.rel(path),
+                      "unterminated last line (a crash mid-write, or a write in progress)")
+    if repair:
+        aside = records.move_torn_tail(path)
+        if aside is not None:
+            problem.message += f"; moved to {layout.rel(aside)}"
+            problem.repaired = True
+        elif not records.has_torn_tail(path):
+            problem.message += "; the write finished meanwhile"
+            problem.repaired = True
+        else:
+            problem.message += "; left alone: the line is still growing (a write in progress)"
+    return problem
+
+
+def _committed(layout: VaultLayout, path: Path, top: list[Path | None]) -> bytes:
+    """The committed content of the log file ``path`` (b"" if none)."""
+    if not top:
+        top.append(git.work_tree(layout.root) if layout.git_dir is not None else None)
+    if top[0] is None:
+        return b""
+    return git.show_file(top[0], "HEAD", path.resolve().relative_to(top[0]).as_posix()) or b""
+
+
+def _bad_lines(layout: VaultLayout, path: Path, lines: list[tuple[int, str]], repair: bool,
+               top: list[Path | None]) -> list[Problem]:
+    committed = _committed(layout, path, top)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        data = b""
+    if not data.startswith(committed):  # committed lines edited in the work tree
+        committed = b""
+        edited = True
+    else:
+        edited = False
+    kept = committed.count(b"\n")
+    moved: dict[int, str] = {}
+    if repair and any(number > kept for number, _ in lines):
+        moved = dict(records.move_bad_lines(path, len(committed)))
+    rel = layout.rel(path)
+    aside = layout.rel(Path(str(path) + records.TORN_SUFFIX))
+    problems = []
+    for number, reason in lines:
+        problem = Problem("log", f"{rel}:{number}", reason)
+        if number <= kept:
+            problem.message += _COMMITTED
+        elif number in moved:
+            problem.repaired = True
+            problem.message += "; removed" if reason == "blank line" else f"; moved to {aside}"
+        elif repair:
+            problem.message += ("; left alone: the committed lines of this file were edited "
+                                "in the work tree (restore them with 'git checkout')"
+                                if edited else "; left alone: the line changed meanwhile")
+        problems.append(problem)
+    return problems
 
 
 def check_git(layout: VaultLayout, repair: bool) -> list[Problem]:

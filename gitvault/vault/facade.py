@@ -63,7 +63,7 @@ class Vault:
         from gitvault.core.clock import now
 
         path = self.layout.log_file(stream, self.node, now())
-        written = records.append_record(path, records.stamp(record, self.node))
+        written = records.append_record(path, records.stamp(record, self.node), root=self.root)
         self.autocommit(stream)
         return written
 
@@ -83,7 +83,8 @@ class Vault:
         from gitvault.core.clock import now
         from gitvault.runs.record import record_run
 
-        entry = record_run(self.layout.log_file("runs", self.node, now()), self.node, **fields)
+        entry = record_run(self.layout.log_file("runs", self.node, now()), self.node,
+                           root=self.root, **fields)
         self.autocommit("runs")
         return entry
 
