@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
+from gitvault.core.paths import open_below
 from gitvault.errors import GitvaultError, InvalidInput
 
 
@@ -50,12 +51,15 @@ def read_stream(stream: BinaryIO, source: str, limit: int = INPUT_LIMIT,
 
 
 def read_bytes(path: Path, what: str = "file", error: type[GitvaultError] = InvalidInput,
-               limit: int = INPUT_LIMIT) -> bytes:
+               limit: int = INPUT_LIMIT, below: Path | None = None) -> bytes:
     """A file's bytes, at most ``limit`` of them; a missing file (``no such WHAT``), a
     folder, an unreadable file or a larger one (``/dev/zero`` included) is an ``error``
-    (InvalidInput) naming it."""
+    (InvalidInput) naming it. With ``below`` (a vault root), no symlink below it is
+    followed: one is a SymlinkRefused (an InvalidInput) naming it."""
     try:
-        with open(path, "rb") as handle:
+        fd = open_below(below, path, os.O_RDONLY) if below is not None else \
+            os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as handle:
             return read_stream(handle, str(path), limit, error)
     except FileNotFoundError:
         raise error(f"{path}: no such {what}") from None
@@ -65,10 +69,11 @@ def read_bytes(path: Path, what: str = "file", error: type[GitvaultError] = Inva
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def read_text(path: Path, limit: int = INPUT_LIMIT) -> str:
+def read_text(path: Path, limit: int = INPUT_LIMIT, below: Path | None = None) -> str:
     """A text file's content; a missing file, a folder, an unreadable file, one of more
-    than ``limit`` bytes or non-UTF-8 bytes are an InvalidInput naming the file."""
-    return decode_text(read_bytes(path, limit=limit), str(path))
+    than ``limit`` bytes, a symlink below ``below`` or non-UTF-8 bytes are an
+    InvalidInput naming the file."""
+    return decode_text(read_bytes(path, limit=limit, below=below), str(path))
 
 
 def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
