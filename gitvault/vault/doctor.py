@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitvault.core import git, records
 from gitvault.core.paths import STREAMS, VaultLayout
 from gitvault.core.shipped import add_gitattributes
 from gitvault.errors import GitvaultError
 from gitvault.skills.model import NAME_RE, SKILL_FILE, read_skill
+
+if TYPE_CHECKING:
+    from gitvault.skills.store import SkillStore
 
 
 @dataclass
@@ -231,6 +234,59 @@ def check_git(layout: VaultLayout, repair: bool) -> list[Problem]:
     return [problem]
 
 
+def check_skill_writes(skills: SkillStore, repair: bool) -> list[Problem]:
+    """What a killed skill command can leave (SPEC §4 ``doctor --repair``): its
+    intent (files written or staged, no commit yet, or a commit without its
+    ``events`` record), temp files, staged changes under ``skills/``, and this node's
+    skill commits without their ``events`` record. ``repair`` completes or undoes the
+    interrupted write, appends missing records, and unstages what is left staged (the
+    work tree keeps it), so nothing is lost."""
+    from gitvault.skills import recovery
+
+    problems = []
+    layout = skills.layout
+    intent = recovery.load(skills)
+    if intent is not None:
+        problem = Problem("skill", ".git/gitvault/" + recovery.INTENT_NAME,
+                          recovery.describe(intent))
+        if repair:
+            try:
+                done = skills.recover()
+                problem.repaired = True
+                problem.message = done or problem.message + "; finished meanwhile"
+            except GitvaultError as exc:
+                problem.message += f"; left alone: {exc}"
+        problems.append(problem)
+    for path in recovery.temp_files(skills):
+        problem = Problem("skill", layout.rel(path), "a temp file of an interrupted write")
+        if repair:
+            path.unlink(missing_ok=True)
+            problem.repaired = True
+            problem.message += "; removed (the skill's own file is intact)"
+        problems.append(problem)
+    for staged in recovery.staged_skill_paths(skills):
+        problem = Problem("skill", (skills.top / staged).relative_to(layout.root).as_posix(),
+                          "staged but not committed")
+        if repair:
+            git.git(skills.top, "reset", "-q", "--", staged)
+            problem.repaired = True
+            problem.message += ("; unstaged (the work tree keeps the change: commit it "
+                                "with 'gitvault skill patch' or git)")
+        problems.append(problem)
+    for commit in recovery.missing_events(skills):
+        skill, version = commit.trailers.get("Gitvault-Skill"), commit.version
+        problem = Problem("skill", f"skills/{skill}",
+                          f"v{version} ({commit.op}, commit {commit.sha[:12]}) has no "
+                          "events record")
+        if repair:
+            recovery.ensure_event(skills, commit.op or "", {
+                "Skill": skill or "", "Version": str(version)}, commit.sha)
+            problem.repaired = True
+            problem.message += "; appended"
+        problems.append(problem)
+    return problems
+
+
 @dataclass
 class Report:
     problems: list[Problem]
@@ -246,9 +302,13 @@ class Report:
                 "problems": [p.to_json() for p in self.problems]}
 
 
-def run_doctor(layout: VaultLayout, repair: bool = False) -> Report:
-    """Every check, in order: layout, git, skill files, log lines."""
+def run_doctor(layout: VaultLayout, repair: bool = False,
+               store: SkillStore | None = None) -> Report:
+    """Every check, in order: layout, git, interrupted skill writes (with ``store``),
+    skill files, log lines."""
     problems = check_layout(layout, repair) + check_git(layout, repair)
+    if store is not None and layout.git_dir is not None:
+        problems += check_skill_writes(store, repair)
     skill_problems, skills = check_skills(layout)
     log_problems, records = check_logs(layout, repair)
     return Report(problems + skill_problems + log_problems,

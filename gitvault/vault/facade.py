@@ -96,6 +96,7 @@ class Vault:
 
             self._skills = SkillStore(self.layout, self.top, self.node, self.config, self.scope,
                                       self.append, self.ensure_hooks)
+            self._skills.notices = self.notices  # recovery notes reach the command's user
         return self._skills
 
     @property
