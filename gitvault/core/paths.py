@@ -116,6 +116,9 @@ def _refused(root: str | os.PathLike[str], parts: list[str], upto: int) -> Symli
 
 
 def _parts_below(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> list[str]:
+    top, full = os.fspath(root).rstrip("/") + "/", os.fspath(path)
+    if full.startswith(top) and "/." not in full[len(top) - 1:] and "//" not in full:
+        return full[len(top):].split("/")  # the usual case, without path arithmetic
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
     parts = [p for p in rel.split(os.sep) if p not in ("", ".")]
     if not parts or parts[0] == "..":
@@ -131,6 +134,16 @@ def open_below(root: str | os.PathLike[str], path: str | os.PathLike[str], flags
     SymlinkRefused (exit 2) naming it; other failures are the OSError of ``os.open``.
     A few syscalls per folder: cheap enough for record-run."""
     parts = _parts_below(root, path)
+    try:
+        return _walk(root, parts, flags, mode, make_dirs)
+    except OSError as exc:  # name the whole path, as os.open(path) would
+        if exc.filename == os.fspath(path):
+            raise
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
+
+
+def _walk(root: str | os.PathLike[str], parts: list[str], flags: int, mode: int,
+          make_dirs: bool) -> int:
     fd = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
     try:
         for index, part in enumerate(parts[:-1]):

@@ -42,7 +42,8 @@ def intent_path(store: SkillStore) -> Path:
 def begin(store: SkillStore, *, op: str, trailers: dict[str, str], subject: str, body: str,
           paths: list[str], written: list[str], moved: tuple[str, str] | None) -> None:
     """Record what the write is about to do, before it changes anything."""
-    head = git.out(store.top, "rev-parse", "HEAD").strip() if git.has_commits(store.top) else ""
+    proc = git.git(store.top, "rev-parse", "-q", "--verify", "HEAD", check=False)
+    head = proc.stdout.decode().strip() if proc.returncode == 0 else ""
     intent = {"op": op, "trailers": trailers, "subject": subject, "body": body,
               "paths": paths, "written": written, "moved": list(moved) if moved else None,
               "head": head, "phase": "writing"}
