@@ -21,6 +21,7 @@ from gitvault.core.records import (
     append_record,
     iter_file,
     locked,
+    move_bad_lines,
     new_id,
     scan,
     stamp,
@@ -452,3 +453,39 @@ def test_appended_records_come_back_from_scan(tmp_path: Path) -> None:
     folder = tmp_path / "logs" / "runs"
     written = [append_record(folder / "2026-01" / "n.jsonl", stamp({"i": i}, "n")) for i in range(3)]
     assert scan(folder) == Scan(written, [])
+
+
+def test_moving_bad_lines_aside_while_processes_append_loses_nothing(tmp_path: Path) -> None:
+    """doctor --repair replaces a log file while other processes append to it: every
+    appended record ends up in the new file exactly once, bad lines only in .torn."""
+    import threading
+
+    path = tmp_path / "logs" / "runs" / "2026-01" / "node.jsonl"
+    write_lines(path, rec(id="a"), "{broken", "", rec(id="b"))
+    moved: list[tuple[int, str]] = []
+    stop = threading.Event()
+
+    def repair() -> None:
+        while not stop.is_set():
+            moved.extend(move_bad_lines(path, 0))
+            with open(path, "ab") as fh:  # a bad line appears again (a hand edit)
+                fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
+                fh.write(b"not json\n")
+            time.sleep(0.002)
+
+    repairer = threading.Thread(target=repair)
+    repairer.start()
+    try:
+        run_writers(path, launchers=2, per_launcher=5, count=150)
+    finally:
+        stop.set()
+        repairer.join()
+    moved.extend(move_bad_lines(path, 0))
+    assert moved and all(why for _, why in moved)
+    result = scan(path)
+    assert result.warnings == []
+    pairs = sorted((r["writer"], r["seq"]) for r in result.records if "writer" in r)
+    assert pairs == [(w, s) for w in range(10) for s in range(150)]
+    assert {r.get("id") for r in result.records} >= {"a", "b"}
+    aside = path.with_name("node.jsonl.torn").read_bytes().split(b"\n")[:-1]
+    assert aside[0] == b"{broken" and set(aside[1:]) == {b"not json"}
