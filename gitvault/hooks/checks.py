@@ -27,12 +27,30 @@ def staged_changes(top: Path) -> list[tuple[str, str]]:
     return [(items[i][0], items[i + 1]) for i in range(0, len(items) - 1, 2)]
 
 
+def staged_symlinks(top: Path, folders: list[str]) -> list[str]:
+    """Paths under ``folders`` that the commit would add or change as a symlink (git
+    mode 120000)."""
+    base = ["HEAD"] if git.has_commits(top) else []
+    text = git.out(top, "diff", "--cached", "--raw", "--no-renames", "-z", *base, "--",
+                   *folders)
+    items = [p for p in text.split("\0") if p]
+    found = []
+    for i in range(0, len(items) - 1, 2):
+        fields = items[i].split()
+        if len(fields) >= 2 and fields[1] == "120000":
+            found.append(items[i + 1])
+    return found
+
+
 def _staged(top: Path, path: str) -> bytes | None:
     return git.show_file(top, "", path)
 
 
 def _head(top: Path, path: str) -> bytes | None:
     return git.show_file(top, "HEAD", path) if git.has_commits(top) else None
+
+
+_REPAIR = " ('gitvault doctor --repair' moves it aside, kept)"
 
 
 def check_jsonl(top: Path, path: str, status: str) -> list[str]:
@@ -51,16 +69,19 @@ def check_jsonl(top: Path, path: str, status: str) -> list[str]:
         return problems
     added = new[len(old or b""):]
     if added and not added.endswith(b"\n"):
-        problems.append(f"{path}: the last line is incomplete (no newline)")
+        problems.append(f"{path}: the last line is incomplete (no newline){_REPAIR}")
     first = (old or b"").count(b"\n") + 1
     for offset, raw in enumerate(added.split(b"\n")[:-1]):
+        if not raw.strip():
+            problems.append(f"{path}:{first + offset}: a blank line{_REPAIR}")
+            continue
         try:
             record = json.loads(raw)
         except ValueError:
-            problems.append(f"{path}:{first + offset}: not a JSON record")
+            problems.append(f"{path}:{first + offset}: not a JSON record{_REPAIR}")
             continue
         if not isinstance(record, dict):
-            problems.append(f"{path}:{first + offset}: not a JSON object")
+            problems.append(f"{path}:{first + offset}: not a JSON object{_REPAIR}")
     return problems
 
 
@@ -130,6 +151,9 @@ def pre_commit(top: Path, vault_rel: str, gate: Callable[..., Any],
     skills, logs = (VaultLayout.git_path(vault_rel, d) for d in (SKILLS_DIR, LOGS_DIR))
     folders: dict[tuple[str, bool], None] = {}  # (name, archived), in the order staged
     problems: list[str] = []
+    problems += [f"{path}: a symlink; gitvault never follows symlinks under skills/ or logs/, "
+                 "so none may be committed there (add the file itself)"
+                 for path in staged_symlinks(top, [skills, logs])]
     for status, path in staged_changes(top):
         if path.startswith(f"{logs}/") and path.endswith(".jsonl"):
             problems += check_jsonl(top, path, status)

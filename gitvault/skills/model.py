@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitvault.core.files import decode_text, parse_error, read_text
+from gitvault.core.files import FILE_LIMIT, decode_text, parse_error, read_text
 from gitvault.errors import InvalidInput
 
 SKILL_FILE = "SKILL.md"
@@ -195,6 +195,11 @@ def parse_skill_bytes(data: bytes, source: str = SKILL_FILE) -> Skill:
     return parse_skill(decode_text(data, source), source)
 
 
-def read_skill(folder: Path) -> Skill:
+def read_skill(folder: Path, root: Path | None = None) -> Skill:
+    """The skill in ``folder`` (``skills/<name>``, ``skills/.archive/<name>``, ...).
+    Nothing below the vault ``root`` (by default the folder above ``skills/``) is
+    followed through a symlink: one is an InvalidInput naming it (SPEC §1)."""
     path = folder / SKILL_FILE
-    return parse_skill(read_text(path), str(path))
+    if root is None:
+        root = folder.parents[2] if folder.parent.name.startswith(".") else folder.parents[1]
+    return parse_skill(read_text(path, FILE_LIMIT, below=root), str(path))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gitvault.core import git
+from gitvault.core import git, records
 from gitvault.skills.model import STATES
 
 if TYPE_CHECKING:
@@ -22,8 +22,14 @@ def pending_logs(vault: Vault) -> list[tuple[str, int]]:
 
 
 def commit_logs(vault: Vault, message: str | None = None) -> tuple[str | None, int]:
-    """Commit every pending log line. Returns (sha or None, lines committed)."""
+    """Commit every pending log line. Returns (sha or None, lines committed). A torn
+    tail a crash left is moved aside first (SPEC §3): it never blocks the commit."""
     pending = pending_logs(vault)
+    torn = [path for path in (vault.root / p for p, _ in pending) if records.has_torn_tail(path)]
+    if torn:
+        for path in torn:
+            records.move_torn_tail(path)
+        pending = pending_logs(vault)
     lines = sum(n for _, n in pending)
     if not pending:
         return None, 0

@@ -64,7 +64,7 @@ class Vault:
         from gitvault.core.clock import now
 
         path = self.layout.log_file(stream, self.node, now())
-        written = records.append_record(path, records.stamp(record, self.node))
+        written = records.append_record(path, records.stamp(record, self.node), root=self.root)
         self.autocommit(stream)
         return written
 
@@ -84,7 +84,8 @@ class Vault:
         from gitvault.core.clock import now
         from gitvault.runs.record import record_run
 
-        entry = record_run(self.layout.log_file("runs", self.node, now()), self.node, **fields)
+        entry = record_run(self.layout.log_file("runs", self.node, now()), self.node,
+                           root=self.root, **fields)
         self.autocommit("runs")
         return entry
 
@@ -96,6 +97,7 @@ class Vault:
 
             self._skills = SkillStore(self.layout, self.top, self.node, self.config, self.scope,
                                       self.append, self.ensure_hooks)
+            self._skills.notices = self.notices  # recovery notes reach the command's user
         return self._skills
 
     @property
