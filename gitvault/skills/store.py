@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitvault.core import git, records
+from gitvault.core import git, gitlock, records
 from gitvault.core.clock import now, now_seconds
 from gitvault.core.files import write_atomic
 from gitvault.core.paths import VaultLayout
@@ -166,9 +166,13 @@ class SkillStore:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """Serialise skill writes of concurrent processes on this machine."""
+        """Serialise skill writes of concurrent processes on this machine, and hold the
+        vault-wide git lock (SPEC §3) from before the first write to the last commit, so
+        no other command stages or commits in between (a wait that runs out is a
+        Conflict raised before anything changed)."""
         cache = self.layout.cache or self.layout.root / ".gitvault-lock"
-        with records.locked(cache / "locks" / "skills.lock"):
+        with records.locked(cache / "locks" / "skills.lock"), \
+                gitlock.held(self.layout.git_dir, self.config.git.lock_wait_s):
             yield
 
     def save(self, skill: Skill, op: str, *, archived: bool = False,
