@@ -233,6 +233,10 @@ def execute(name: str, g: Globals, options: dict[str, Any]) -> tuple[Any, str, l
     _check_required(name, options)
     vault = Vault.open(g.vault, g.node)
     g.notices = vault.notices
+    if vault.config.logs.autocommit:  # only then may a hot command wait for the git lock
+        from gitvault.cli.report import install_wait_note
+
+        install_wait_note()
     cmd = COMMANDS[name]
     data, text = cmd.run(vault.queue if cmd.on_queue else vault, **options)
     if cmd.writes:
@@ -345,9 +349,8 @@ def try_run(argv: list[str]) -> int | None:
     if parsed is None:
         return None
     name, g, options = parsed
-    from gitvault.cli.report import install_wait_note, report
+    from gitvault.cli.report import report
 
-    install_wait_note()
     try:
         data, text, warnings = execute(name, g, options)
     except (Exception, KeyboardInterrupt) as exc:

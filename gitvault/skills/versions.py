@@ -20,7 +20,7 @@ from gitvault.core.paths import VaultLayout
 from gitvault.errors import InvalidInput, NotFound
 from gitvault.skills.model import SKILL_FILE, Skill, normalize_name, parse_skill_bytes
 
-REF_RE = re.compile(r"^(?P<name>[^@]+)(?:@[vV]?(?P<version>[0-9]+))?$")  # ASCII digits
+REF_RE = re.compile(r"^(?P<name>[^@]+)(?:@[vV]?(?P<version>[^@]+))?$")
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,8 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
     if not match:
         raise InvalidInput(f"invalid skill reference {ref!r}: use NAME or NAME@vN")
     version = match.group("version")
+    if version is not None and version != version.strip():  # name@v 1
+        raise InvalidInput(f"invalid version {version!r}: use vN or N, e.g. v2")
     return normalize_name(match.group("name")), parse_version(version) if version else None
 
 

@@ -94,7 +94,7 @@ def test_parallel_skill_creates_and_commits_leave_nothing_half_staged(
     assert [code for code, _, _ in results] == [0] * len(commands), \
         [err for _, _, err in results]
     assert gv.git("diff", "--cached", "--name-only") == ""  # nothing left staged
-    assert gv.git("status", "--porcelain") == ""
+    assert gv.git("status", "--porcelain", "--", "skills") == ""  # every skill committed
     log = gv.git("log", "--format=%s")
     for i in range(4):
         assert f"gitvault: create race-{i} v1" in log
