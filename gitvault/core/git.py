@@ -80,8 +80,16 @@ def git(root: Path, *args: str, input: bytes | None = None, check: bool = True,
     with git's own message."""
     proc = _run(["git", "-C", str(root), *args], {**_env(when), **(env or {})}, input)
     if check and proc.returncode != 0:
-        raise _failed(args[0], proc)
+        raise _failed(_command(args), proc)
     return proc
+
+
+def _command(args: Sequence[str]) -> str:
+    """The git command of ``args`` (``commit`` of ``-c user.name=x commit ...``)."""
+    rest = list(args)
+    while len(rest) > 2 and rest[0] == "-c":
+        rest = rest[2:]
+    return rest[0] if rest else "git"
 
 
 def config_value(git_dir: Path | None, key: str) -> str | None:

@@ -76,11 +76,11 @@ class Vault:
         (SPEC §3); ``gitvault commit`` or the next autocommit takes them."""
         if not self.config.logs.autocommit or not self.commits_records:
             return
-        from gitvault.errors import Conflict, GitError
+        from gitvault.errors import GitvaultError
 
         try:
             self.commit_logs(f"gitvault: record {stream}")
-        except (Conflict, GitError, OSError) as exc:
+        except (GitvaultError, OSError) as exc:  # a held lock, git refusing, a hook error
             notice = (f"the {stream} record is written but not committed yet (pending: "
                       f"{exc}); 'gitvault commit' commits it")
             if notice not in self.notices:

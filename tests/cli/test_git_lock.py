@@ -149,3 +149,19 @@ def test_git_s_own_index_lock_is_waited_for_then_exit_3_with_git_s_whole_message
     assert "nothing was changed" in line
     assert snapshot(vault) == before
     assert gv.ok("commit").out.startswith("committed 1 record")
+
+
+def test_a_refused_autocommit_leaves_the_record_pending_with_git_s_reason(
+        gv: Runner, vault: Path) -> None:
+    set_config(vault, gv, "autocommit: false", "autocommit: true")
+    legacy = vault / ".git" / "hooks" / "pre-commit.legacy"
+    legacy.write_text("#!/bin/sh\necho 'frozen: no commits' >&2\necho 'ask the admin' >&2\n"
+                      "exit 1\n")
+    legacy.chmod(0o755)
+    result = gv("record-run", "--skill", "s1", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["status"] == "recorded"
+    assert "the runs record is written but not committed yet (pending: git commit failed: " \
+           "frozen: no commits ask the admin)" in result.err
+    assert gv.ok("status", "--json").json()["pending"]["records"] == 1
+    assert gv.git("diff", "--cached", "--name-only") == ""  # not left staged either
