@@ -31,7 +31,10 @@ class Vault:
         self.layout = VaultLayout(root)
         self.root = root
         git_dir = self.layout.git_dir
-        self.top = git_dir.parent if git_dir is not None and git_dir.name == ".git" else root
+        # The work tree's top: the folder holding ``.git`` (a folder, or the file of a
+        # linked worktree), which may be above the vault (SPEC §1: a subfolder vault).
+        self.top = next((folder for folder in (root, *root.parents)
+                         if (folder / ".git").exists()), root) if git_dir is not None else root
         self.config = config_mod.load(self.layout.config, self.layout.cache)
         self.node = resolve_node(node, git_dir)
         self.notices: list[str] = []  # things a command should tell its user

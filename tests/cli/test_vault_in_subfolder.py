@@ -63,3 +63,24 @@ def test_a_log_edit_in_a_subfolder_vault_is_refused(gv: Runner, tmp_path: Path) 
     refused = git(gv, top, "commit", "-q", "-m", "edit")
     assert refused.returncode == 1
     assert "edits or deletes a committed line" in refused.stderr
+
+
+def test_a_subfolder_vault_in_a_linked_worktree(gv: Runner, tmp_path: Path) -> None:
+    top = mono(gv, tmp_path)
+    git(gv, top, "commit", "-q", "--allow-empty", "-m", "start")
+    linked = tmp_path / "linked"
+    assert git(gv, top, "worktree", "add", "-q", str(linked), "-b", "side").returncode == 0
+    gv.ok("init", str(linked / "sub"))
+    status = gv.ok("status", "--json", cwd=linked / "sub").json()
+    assert status["changes"] == []
+    gv.ok("skill", "create", "fine", "--description", "Fine.", cwd=linked / "sub")
+    assert "sub/skills/fine/SKILL.md" in git(gv, linked, "show", "--name-only",
+                                             "--format=").stdout
+    bad = linked / "sub" / "skills" / "bad"
+    bad.mkdir()
+    (bad / "SKILL.md").write_text("---\nname: other\ndescription: x\n---\nbody\n")
+    git(gv, linked, "add", "-A")
+    refused = git(gv, linked, "commit", "-q", "-m", "bad")
+    assert refused.returncode == 1
+    assert "sub/skills/bad/SKILL.md: name 'other' does not match its folder 'bad'" \
+        in refused.stderr
