@@ -235,12 +235,21 @@ def _retrying(step: Callable[[], T], wait_s: float) -> T:
 def pull(root: Path, remote: str = "origin", branch: str = "main") -> None:
     """Fetch and merge ``remote/branch`` (a merge commit when needed, with an identity
     even where the user has none configured)."""
+    _not_an_option(remote, branch)
     with gitlock.held(find_git_dir(root)):
         git(root, *_identity_args(root), "pull", "-q", "--no-rebase", "--no-edit", remote, branch)
 
 
 def push(root: Path, remote: str = "origin", branch: str = "main") -> None:
+    _not_an_option(remote, branch)
     git(root, "push", "-q", remote, f"HEAD:{branch}")
+
+
+def _not_an_option(*values: str) -> None:
+    """A remote or branch name that git would read as an option is refused."""
+    for value in values:
+        if not value or value.startswith("-"):
+            raise GitError(f"not a git remote or branch name: {value!r}")
 
 
 def _known(root: Path, paths: Sequence[str]) -> tuple[list[str], list[str]]:
