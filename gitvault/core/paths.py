@@ -83,7 +83,7 @@ class VaultLayout:
 
     def log_file(self, stream: str, node: str, moment: datetime) -> Path:
         """Where ``node`` appends ``stream`` records written at ``moment``."""
-        return self.stream(stream) / moment.strftime("%Y-%m") / f"{node}.jsonl"
+        return self.stream(stream) / f"{moment.year:04d}-{moment.month:02d}" / f"{node}.jsonl"
 
     @property
     def git_dir(self) -> Path | None:
@@ -240,6 +240,18 @@ def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
     raise NotFound(
         f"no vault in {here} or any parent folder (no {CONFIG_NAME}); "
         "run 'gitvault init' or pass --vault PATH")
+
+
+def skill_name(raw: str) -> str:
+    """A skill name as every input takes it (SPEC §2.1): lower-cased, ``_`` as ``-``;
+    anything else invalid is InvalidInput (the same rule as ``skills.model``, here
+    for the hot path, which does not import the skills package)."""
+    name = raw.strip().lower().replace("_", "-") if isinstance(raw, str) else ""
+    if not name or len(name) > 64 or not NODE_RE.match(name):
+        raise InvalidInput(
+            f"invalid skill name {raw!r}: use 1-64 lowercase letters, digits and single "
+            "hyphens (e.g. debug-swift-actor-isolation)")
+    return name
 
 
 def host_node() -> str:

@@ -84,7 +84,7 @@ class Skill:
     @property
     def version(self) -> int:
         value = self.metadata.get("version", "1")
-        return int(value) if value.isdigit() else 1
+        return int(value) if value.isascii() and value.isdigit() else 1
 
     @version.setter
     def version(self, value: int) -> None:
@@ -153,7 +153,7 @@ def parse_skill(text: str, source: str = SKILL_FILE) -> Skill:
         raise InvalidInput(f"{source}: 'metadata' must be a mapping")
     metadata = {str(k): _as_text(v) for k, v in meta.items()}
     version = metadata.get("version", "1")
-    if not version.isdigit() or int(version) < 1:
+    if not (version.isascii() and version.isdigit()) or int(version) < 1:
         raise InvalidInput(f"{source}: metadata.version must be a positive integer, got {version!r}")
     for key, allowed in (("kind", KINDS), ("state", STATES), ("provenance", PROVENANCES)):
         if key in metadata and metadata[key] not in allowed:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitvault.core import git, records
+from gitvault.core import git, gitlock, records
 from gitvault.core.clock import now, now_seconds
 from gitvault.core.files import write_atomic
 from gitvault.core.paths import VaultLayout, refuse_symlinks, symlink_below
@@ -208,16 +208,23 @@ class SkillStore:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """Serialise skill writes of concurrent processes on this machine."""
+        """Serialise skill writes of concurrent processes on this machine (a write a crash
+        interrupted is finished or undone first)."""
         with self._lock():
-            done = recovery.recover(self)  # a write a crash interrupted: finish or undo it
+            done = recovery.recover(self)
             if done is not None:
                 self.notices.append(done)
             yield
 
-    def _lock(self) -> Any:
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        """The skill lock, and the vault-wide git lock (SPEC §3) from before the first
+        write to the last commit, so no other command stages or commits in between (a
+        wait that runs out is a Conflict raised before anything changed)."""
         cache = self.layout.cache or self.layout.root / ".gitvault-lock"
-        return records.locked(cache / "locks" / "skills.lock")
+        with records.locked(cache / "locks" / "skills.lock"), \
+                gitlock.held(self.layout.git_dir, self.config.git.lock_wait_s):
+            yield
 
     def recover(self) -> str | None:
         """Finish or undo a skill write a crash interrupted, under the skill lock;

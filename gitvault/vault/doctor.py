@@ -250,12 +250,16 @@ def check_git(layout: VaultLayout, repair: bool) -> list[Problem]:
         return []
     problem = Problem("git", ".git/index.lock", "a git index lock is present")
     if repair:
-        if git.git_processes_running():
-            problem.message += "; left alone because a git process is running"
-        else:
-            (git_dir / "index.lock").unlink()
-            problem.message += " with no git process running"
-            problem.repaired = True
+        from gitvault.core import gitlock
+
+        # Under the git lock: no gitvault command starts a git process meanwhile.
+        with gitlock.held(git_dir):
+            if git.git_processes_running():
+                problem.message += "; left alone because a git process is running"
+            else:
+                (git_dir / "index.lock").unlink(missing_ok=True)
+                problem.message += " with no git process running"
+                problem.repaired = True
     return [problem]
 
 
