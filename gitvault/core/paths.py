@@ -244,9 +244,11 @@ def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
 
 def skill_name(raw: str) -> str:
     """A skill name as every input takes it (SPEC §2.1): lower-cased, ``_`` as ``-``;
-    anything else invalid is InvalidInput (the same rule as ``skills.model``, here
-    for the hot path, which does not import the skills package)."""
-    name = raw.strip().lower().replace("_", "-") if isinstance(raw, str) else ""
+    anything else invalid is InvalidInput. Here, not in ``skills.model``, so the hot
+    path need not import the skills package."""
+    if not isinstance(raw, str):
+        raise InvalidInput(f"invalid skill name {raw!r}: must be text")
+    name = raw.strip().lower().replace("_", "-")
     if not name or len(name) > 64 or not NODE_RE.match(name):
         raise InvalidInput(
             f"invalid skill name {raw!r}: use 1-64 lowercase letters, digits and single "

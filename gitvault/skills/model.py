@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gitvault.core.files import FILE_LIMIT, decode_text, parse_error, read_text
+from gitvault.core.paths import skill_name
 from gitvault.errors import InvalidInput
 
 SKILL_FILE = "SKILL.md"
@@ -26,15 +27,9 @@ METADATA_ORDER = ("version", "kind", "provenance", "state", "trigger", "tags", "
 
 def normalize_name(raw: str) -> str:
     """The canonical skill name: lower-cased, ``_`` as ``-``; anything else invalid
-    (never a path outside ``skills/``) is an InvalidInput."""
-    if not isinstance(raw, str):
-        raise InvalidInput(f"invalid skill name {raw!r}: must be text")
-    name = raw.strip().lower().replace("_", "-")
-    if not name or len(name) > 64 or not NAME_RE.match(name):
-        raise InvalidInput(
-            f"invalid skill name {raw!r}: use 1-64 lowercase letters, digits and single "
-            "hyphens (e.g. debug-swift-actor-isolation)")
-    return name
+    (never a path outside ``skills/``) is an InvalidInput (core/paths.skill_name, the
+    one rule, which the hot path uses too)."""
+    return skill_name(raw)
 
 
 def check_description(text: str) -> str:
