@@ -52,9 +52,11 @@ K = 5
 
 
 def skill_name(tool: str) -> str:
-    """A tool's name as a skill name: lower case, ``_`` and anything else not a letter
-    or digit as ``-`` (what ``normalize_name`` accepts)."""
-    name = re.sub(r"[^a-z0-9]+", "-", tool.strip().lower()).strip("-")
+    """A tool's name as a skill name (what ``normalize_name`` accepts): kebab case,
+    ``WeatherTool`` as ``weather-tool``, ``PDF&URLTool`` as ``pdf-url-tool``."""
+    humps = re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", tool.strip())
+    humps = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1-\2", humps)
+    name = re.sub(r"[^a-z0-9]+", "-", humps.lower()).strip("-")
     return name[:64].strip("-") or "tool"
 
 
@@ -72,9 +74,11 @@ class Data:
         self.skills: dict[str, str] = {}  # skill name -> description
         self.name_of: dict[str, str] = {}  # tool -> skill name
         for tool, description in sorted(tools.items()):
-            name = skill_name(tool)
-            if name in self.skills:
-                raise SystemExit(f"two tools normalise to {name!r}")
+            name = base = skill_name(tool)
+            for n in range(2, 10):  # StrologyTool and strologyTool are two tools
+                if name not in self.skills:
+                    break
+                name = f"{base}-{n}"
             self.skills[name] = " ".join(str(description).split())
             self.name_of[tool] = name
         by_tool: dict[str, list[str]] = defaultdict(list)

@@ -53,11 +53,15 @@ def check_k(k: Any, flag: str = "-k") -> int:
     return k
 
 
-def _ranking(vault: Vault, query: str, limit: int) -> tuple[Ranking, list[str]]:
-    stats, stat_warnings = vault.skill_stats()
-    ranking = rank_skills(vault.layout.skills, query, stats, cache_dir=vault.layout.cache,
-                          limit=limit)
-    return ranking, [*ranking.warnings, *(str(w) for w in stat_warnings)]
+def _ranking(vault: Vault, query: str, limit: int, explain: bool = False
+             ) -> tuple[Ranking, list[str]]:
+    """The ranking for ``query``: usage, success and the evidence of past outcomes are
+    folded from the events log into the index (only what was appended since the last
+    query is read)."""
+    ranking = rank_skills(vault.layout.skills, query, cache_dir=vault.layout.cache,
+                          limit=limit, events_dir=vault.layout.stream("events"),
+                          explain=explain)
+    return ranking, list(ranking.warnings)
 
 
 def search_hits(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K) -> tuple[list[Hit], list[str]]:
