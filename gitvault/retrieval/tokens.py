@@ -21,7 +21,7 @@ from functools import lru_cache
 from gitvault.retrieval.porter import porter
 
 # Bump when the terms a text gives change: the index is rebuilt on a mismatch.
-VERSION = "2"
+VERSION = "3"
 
 _WORD = re.compile(r"[^\W_]+")
 _HUMP = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
