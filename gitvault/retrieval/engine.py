@@ -17,6 +17,7 @@ from pathlib import Path
 from gitvault.core.records import locked
 from gitvault.retrieval import learning
 from gitvault.retrieval.documents import load
+from gitvault.retrieval.embed import Embedder, dense_scores
 from gitvault.retrieval.index import INDEX_FILE, Index, Refresh
 from gitvault.retrieval.learning import EventsRefresh
 from gitvault.retrieval.listing import list_folders
@@ -42,16 +43,18 @@ class Ranking:
 def rank_skills(skills_dir: Path, query: str, stats: Stats | None = None, *,
                 cache_dir: Path | None = None, use_index: bool = True,
                 limit: int | None = None, events_dir: Path | None = None,
-                explain: bool = False) -> Ranking:
+                explain: bool = False, embedder: Embedder | None = None) -> Ranking:
     """Rank the skills under ``skills_dir`` for ``query``. ``stats`` maps a skill name
     to its ``usage``/``success``/``failure`` counts (None: folded from ``events_dir``,
     the ``logs/events`` folder, whose outcomes also teach the ranking); ``cache_dir``
     is where the index lives (``.git/gitvault/``), None to read the files directly;
     ``limit`` caps the hits described in full (every match is still scored);
-    ``explain`` says per hit which fields and terms scored."""
+    ``explain`` says per hit which fields and terms scored; ``embedder`` turns on
+    dense retrieval, fused with the lexical score."""
     terms = query_terms(query)
     if cache_dir is None or not use_index:
-        return rank_from_files(skills_dir, terms, stats, limit, events_dir, explain)
+        return rank_from_files(skills_dir, terms, stats, limit, events_dir, explain,
+                               embedder, query)
     path = cache_dir / INDEX_FILE
     rebuilt = False
     for attempt in range(2):
@@ -59,8 +62,10 @@ def rank_skills(skills_dir: Path, query: str, stats: Stats | None = None, *,
             with Index(path, skills_dir, events_dir) as index:
                 report = index.refresh()
                 events = index.refresh_events()
+                dense = None if embedder is None else \
+                    dense_scores(index, embedder, query, index.conn)
                 with index.reading():
-                    hits, scores = rank(index, terms, stats, limit, explain)
+                    hits, scores = rank(index, terms, stats, limit, explain, dense)
                     warnings = [*index.warnings(), *index.event_warnings()]
                 return Ranking(hits, scores, warnings, True, report, rebuilt, events)
         except sqlite3.DatabaseError as exc:
@@ -69,12 +74,13 @@ def rank_skills(skills_dir: Path, query: str, stats: Stats | None = None, *,
             rebuilt = True
         except OSError:  # no room for the index (a read-only or full .git): no index
             break
-    return rank_from_files(skills_dir, terms, stats, limit, events_dir, explain)
+    return rank_from_files(skills_dir, terms, stats, limit, events_dir, explain, embedder, query)
 
 
 def rank_from_files(skills_dir: Path, terms: list[str], stats: Stats | None = None,
                     limit: int | None = None, events_dir: Path | None = None,
-                    explain: bool = False) -> Ranking:
+                    explain: bool = False, embedder: Embedder | None = None,
+                    query: str = "") -> Ranking:
     """The same ranking without the index: every skill file read and tokenised, the
     events log folded in memory."""
     loaded = [load(skills_dir, folder) for folder in sorted(list_folders(skills_dir))]
@@ -83,7 +89,8 @@ def rank_from_files(skills_dir: Path, terms: list[str], stats: Stats | None = No
         corpus = MemoryCorpus((item.doc for item in loaded if item.doc is not None), fold)
         warnings = [item.error for item in loaded if item.error is not None]
         warnings += [str(w) for w in learning.warnings(fold)]
-        hits, scores = rank(corpus, terms, stats, limit, explain)
+        dense = None if embedder is None else dense_scores(corpus, embedder, query)
+        hits, scores = rank(corpus, terms, stats, limit, explain, dense)
     finally:
         fold.close()
     return Ranking(hits, scores, warnings)

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitvault.retrieval import learning, tokens
+from gitvault.retrieval import embed, learning, tokens
 from gitvault.retrieval.documents import FIELDS, Loaded, content_blob, load
 from gitvault.retrieval.listing import Listing, Snapshot
 from gitvault.retrieval.rank import DocInfo, Evidence, Posting, weighted_tf_sql
@@ -94,12 +94,13 @@ class Index:
             if row is not None and row[0] == SCHEMA_ID:  # another process just made it
                 conn.execute("COMMIT")
                 return
-            for table in ("postings", "docs", *learning.TABLES):
+            for table in ("postings", "docs", "vectors", *learning.TABLES):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
             learning.create(conn)
+            conn.execute(embed.VECTOR_SCHEMA)
             conn.execute("DELETE FROM meta")
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_ID,))
             conn.execute("COMMIT")
@@ -275,6 +276,13 @@ class Index:
         rows = self.conn.execute(
             "SELECT error FROM docs WHERE error IS NOT NULL ORDER BY folder").fetchall()
         return [row[0] for row in rows]
+
+    def every_info(self) -> list[tuple[DocInfo, str]]:
+        rows = self.conn.execute(
+            f"SELECT folder, name, version, state, kind, description, blob, {_LENS} FROM docs "
+            "WHERE error IS NULL AND state IN ('active', 'stale') ORDER BY folder")
+        return [(DocInfo(r[0], r[1], int(r[2]), r[3], r[4], r[5], tuple(int(v) for v in r[7:])),
+                 r[6]) for r in rows]
 
     # -- learning from outcomes ---------------------------------------------------
     def refresh_events(self) -> learning.EventsRefresh:

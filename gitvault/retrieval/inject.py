@@ -20,6 +20,8 @@ from gitvault.core.redact import redact
 from gitvault.errors import Conflict, InvalidInput, NotFound
 from gitvault.retrieval.context import MIN_BUDGET, Candidate, build_context
 from gitvault.retrieval.documents import CODE_FILE
+from gitvault.retrieval.embed import CONFIG_KEY, Embedder
+from gitvault.retrieval.embed import load as load_embedder
 from gitvault.retrieval.engine import Ranking, rank_skills
 from gitvault.retrieval.rank import Hit
 from gitvault.skills.model import Skill, read_skill
@@ -60,24 +62,65 @@ def _ranking(vault: Vault, query: str, limit: int, explain: bool = False
     query is read)."""
     ranking = rank_skills(vault.layout.skills, query, cache_dir=vault.layout.cache,
                           limit=limit, events_dir=vault.layout.stream("events"),
-                          explain=explain)
+                          explain=explain, embedder=embedder(vault))
     return ranking, list(ranking.warnings)
 
 
-def search_hits(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K) -> tuple[list[Hit], list[str]]:
-    """The best ``k`` hits for ``query`` and any warnings (unreadable files, bad lines)."""
+def embedder(vault: Vault) -> Embedder | None:
+    """The dense retrieval model ``git config gitvault.embed-model`` names (None: off)."""
+    proc = git.git(vault.top, "config", "--get", CONFIG_KEY, check=False)
+    setting = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+    return load_embedder(setting) if setting else None
+
+
+def search_hits(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K, *, explain: bool = False
+                ) -> tuple[list[Hit], list[str]]:
+    """The best ``k`` hits for ``query`` and any warnings (unreadable files, bad lines);
+    ``explain`` fills each hit's ``explain`` (which fields and terms scored)."""
     check_k(k)
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the search query is empty")
-    ranking, warnings = _ranking(vault, query, k)
+    ranking, warnings = _ranking(vault, query, k, explain)
     return ranking.hits, warnings
 
 
-def search(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K) -> dict[str, Any]:
-    """``{"results": [{name, version, state, score}], "warnings"?}``, best first."""
-    hits, warnings = search_hits(vault, query, k)
-    data: dict[str, Any] = {"results": [{"name": h.name, "version": h.version, "state": h.state,
-                                         "score": round(h.score, 4)} for h in hits]}
+def explanation(hit: Hit) -> dict[str, Any]:
+    """Why ``hit`` scored (``search --explain``, the ``why`` of an injection): its BM25F
+    relevance, the usage and success factor, the score of each field (``evidence``:
+    prompts of successful injections) and of each query term (stemmed), with what
+    failed prompts took back (``against``)."""
+    fields: dict[str, float] = {}
+    terms = []
+    for part in hit.explain or ():
+        entry: dict[str, Any] = {"term": part.term, "score": round(part.score, 4),
+                                 "fields": {name: round(v, 4) for name, v in part.fields}}
+        if part.against > 0:
+            entry["against"] = round(part.against, 4)
+        terms.append(entry)
+        gross = sum(v for _, v in part.fields)
+        for name, value in part.fields:  # the term's net score, shared as its gross was
+            fields[name] = fields.get(name, 0.0) + (part.score * value / gross if gross else 0.0)
+    data: dict[str, Any] = {
+        "relevance": round(hit.relevance, 4), "boost": round(hit.boost, 4),
+        "fields": {name: round(v, 4) for name, v in sorted(fields.items(), key=lambda kv: -kv[1])},
+        "terms": terms}
+    if hit.dense is not None:  # relevance is then the fused score; terms are lexical
+        data["dense"] = round(hit.dense, 4)
+    return data
+
+
+def search(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K, *, explain: bool = False
+           ) -> dict[str, Any]:
+    """``{"results": [{name, version, state, score, explain?}], "warnings"?}``, best first."""
+    hits, warnings = search_hits(vault, query, k, explain=explain)
+    results = []
+    for h in hits:
+        result: dict[str, Any] = {"name": h.name, "version": h.version, "state": h.state,
+                                  "score": round(h.score, 4)}
+        if explain:
+            result["explain"] = explanation(h)
+        results.append(result)
+    data: dict[str, Any] = {"results": results}
     if warnings:
         data["warnings"] = warnings
     return data
@@ -131,7 +174,8 @@ def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | No
     versions = [(vault.read_version(name, version), version) for name, version in pinned]
     codes = [_code_at(vault, skill.name, version) if skill.kind == "code" else None
              for skill, version in versions]
-    ranking, warnings = _ranking(vault, prompt, k + len(pinned))
+    ranking, warnings = _ranking(vault, prompt, k + len(pinned), explain=True)
+    why_of = {hit.name: explanation(hit) for hit in ranking.hits}
     candidates = [Candidate(skill.name, version, skill.kind, skill.trigger, skill.body, code,
                             ranking.scores.get(skill.name, 0.0), pinned=True)
                   for (skill, version), code in zip(versions, codes, strict=True)]
@@ -150,11 +194,13 @@ def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | No
     built = build_context(candidates, k=k, budget=budget, lesson_tokens=settings.lesson_tokens,
                           helper_tokens=settings.helper_tokens)
     injection = None
+    why = [_why(c, why_of.get(c.name)) for c in built.chosen]
     if built.chosen:
         shown = redact(prompt)  # before cutting: a cut secret may no longer be recognised
         shown = shown if len(shown) <= PROMPT_CHARS else shown[:PROMPT_CHARS - 3] + "..."
         record = vault.append("events", {"op": "inject", "prompt": shown,
-                                         "skills": [f"{c.name}@v{c.version}" for c in built.chosen]})
+                                         "skills": [f"{c.name}@v{c.version}" for c in built.chosen],
+                                         "why": why})
         injection = record["id"]
     data: dict[str, Any] = {
         "injection": injection,
@@ -165,6 +211,23 @@ def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | No
     if warnings:
         data["warnings"] = warnings
     return data
+
+
+WHY_TERMS = 5  # terms an injection record keeps per skill
+
+
+def _why(chosen: Candidate, explained: dict[str, Any] | None) -> dict[str, Any]:
+    """Why ``chosen`` was injected, as the inject record keeps it: pinned, or the
+    fields and (at most ``WHY_TERMS``) terms that scored."""
+    why: dict[str, Any] = {"skill": f"{chosen.name}@v{chosen.version}"}
+    if chosen.pinned:
+        why["pinned"] = True
+        return why
+    if explained is not None:
+        why["score"] = round(chosen.score, 4)
+        why["fields"] = explained["fields"]
+        why["terms"] = {t["term"]: t["score"] for t in explained["terms"][:WHY_TERMS]}
+    return why
 
 
 def _skill_refs(vault: Vault, skills: str) -> list[str]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gitvault.retrieval import learning
+from gitvault.retrieval import embed, learning
 from gitvault.retrieval.documents import FIELDS, DocInfo, Document
 
 # name and trigger weigh most, then description, tags and body (SPEC §4.1). Tuned on
@@ -62,6 +62,7 @@ class Hit:
     relevance: float  # BM25F alone
     boost: float = 1.0  # the usage and success factor
     explain: tuple[TermScore, ...] | None = None  # filled when asked for
+    dense: float | None = None  # cosine similarity, when dense retrieval is on
 
 
 # (folder, state, weighted term frequency) of a document holding a term
@@ -117,6 +118,9 @@ class Corpus(Protocol):
     def infos(self, folders: Iterable[str]) -> dict[str, DocInfo]:
         """DocInfo of the given folders."""
 
+    def every_info(self) -> list[tuple[DocInfo, str]]:
+        """Every returnable document and its content hash ("" when unknown)."""
+
     def evidence_totals(self) -> tuple[int, int]:
         """Total evidence terms (successful, failed) over the documents."""
 
@@ -156,6 +160,9 @@ class MemoryCorpus:
         found = (self.docs[f] for f in folders)
         return {d.folder: d for d in found}  # a Document is a DocInfo
 
+    def every_info(self) -> list[tuple[DocInfo, str]]:
+        return [(d, "") for d in self.docs.values() if d.state in RETURNED_STATES]
+
     def evidence_totals(self) -> tuple[int, int]:
         if self.learning is None:
             return 0, 0
@@ -191,14 +198,17 @@ def boost(stats: Mapping[str, int] | None) -> float:
 
 
 def rank(corpus: Corpus, terms: list[str], stats: Mapping[str, Mapping[str, int]] | None = None,
-         limit: int | None = None, explain: bool = False) -> tuple[list[Hit], dict[str, float]]:
+         limit: int | None = None, explain: bool = False,
+         dense: Mapping[str, float] | None = None) -> tuple[list[Hit], dict[str, float]]:
     """Score every returnable skill holding at least one of ``terms`` (sorted, distinct)
     in its fields or its evidence.
 
     Returns the best ``limit`` hits (all when None) -- active before stale, then by
     score, then by folder -- and the score of every match by folder. ``stats`` maps
     a folder (a skill's name) to its usage, success and failure counts; None takes
-    them from the corpus (the events log). ``explain`` fills each hit's ``explain``."""
+    them from the corpus (the events log). ``explain`` fills each hit's ``explain``.
+    ``dense`` (folder -> cosine similarity to the query, every returnable document)
+    is fused with the lexical relevance (:func:`embed.fuse`)."""
     count, totals = corpus.totals()
     if count == 0 or not terms:
         return [], {}
@@ -226,6 +236,12 @@ def rank(corpus: Corpus, terms: list[str], stats: Mapping[str, Mapping[str, int]
             if explain:
                 found.append((term, idf, weighted, against, part))
     matched = {f: e for f, e in matched.items() if e[1] > 0}
+    if dense is not None:
+        fused = embed.fuse({f: e[1] for f, e in matched.items()}, dict(dense))
+        states = {f: i.state for f, i in corpus.infos(set(fused) - set(matched)).items()}
+        for folder, value in fused.items():
+            entry = matched.get(folder) or matched.setdefault(folder, [states[folder], 0.0])
+            entry[1] = value
     if stats is None:
         stats = corpus.learned(matched)
     boosts = {folder: boost(stats.get(folder)) for folder in matched}
@@ -236,7 +252,7 @@ def rank(corpus: Corpus, terms: list[str], stats: Mapping[str, Mapping[str, int]
     infos = corpus.infos(folder for _, _, folder, _ in top)
     why = _explain(corpus, averages, [f for _, _, f, _ in top], matched) if explain else {}
     hits = [Hit(i.name, i.version, i.state, i.kind, i.description, folder, -neg, relevance,
-                boosts[folder], why.get(folder))
+                boosts[folder], why.get(folder), None if dense is None else dense.get(folder))
             for _, neg, folder, relevance in top for i in [infos[folder]]]
     return hits, scores
 
@@ -247,7 +263,7 @@ def _explain(corpus: Corpus, averages: tuple[float, ...], folders: list[str],
     share of the term's weighted frequency."""
     by_term: dict[str, list[str]] = {}
     for folder in folders:
-        for term, *_ in matched[folder][2:]:
+        for term, *_ in matched[folder][2:]:  # (a dense-only match has none)
             by_term.setdefault(term, []).append(folder)
     counts = {term: corpus.field_counts(term, wanted) for term, wanted in by_term.items()}
     result: dict[str, tuple[TermScore, ...]] = {}
