@@ -269,7 +269,7 @@ def _explain(corpus: Corpus, averages: tuple[float, ...], folders: list[str],
     result: dict[str, tuple[TermScore, ...]] = {}
     for folder in folders:
         parts = []
-        for term, idf, weighted, _against, part in matched[folder][2:]:
+        for term, idf, weighted, against, part in matched[folder][2:]:
             found = counts[term].get(folder)
             shares = field_parts(*found, averages) if found else [0.0] * len(FIELDS)
             fields = [(name, share) for name, share in zip(FIELDS, shares, strict=True) if share]
@@ -278,7 +278,7 @@ def _explain(corpus: Corpus, averages: tuple[float, ...], folders: list[str],
                 fields.append((EVIDENCE_FIELD, rest))
             gross = idf * weighted / (K1 + weighted)
             split = tuple((name, gross * share / weighted) for name, share in fields)
-            parts.append(TermScore(term, part, split, gross - part))
+            parts.append(TermScore(term, part, split, gross - part if against > 0 else 0.0))
         parts.sort(key=lambda p: (-p.score, p.term))
         result[folder] = tuple(parts)
     return result
