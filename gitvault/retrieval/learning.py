@@ -26,9 +26,10 @@ import json
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gitvault.core.records import LineWarning, stream_files, ts_sort_key
 from gitvault.retrieval.tokens import tokenize
@@ -120,59 +121,31 @@ def _stale(conn: sqlite3.Connection, files: list[Path]
 
 def refresh(conn: sqlite3.Connection, events_dir: Path | None) -> EventsRefresh:
     """Fold what the events files gained since the last refresh. Runs its own write
-    transaction when something changed (checked again under it)."""
-    files = stream_files(events_dir) if events_dir is not None else []
+    transaction when something changed (checked again under it). Without an
+    ``events_dir`` nothing is read and what was folded stays."""
+    if events_dir is None:
+        return EventsRefresh()
+    files = stream_files(events_dir)
     restart, todo = _stale(conn, files)
     if not restart and not todo:
         return EventsRefresh()
     conn.execute("BEGIN IMMEDIATE")
     try:
         restart, todo = _stale(conn, files)
-        report = EventsRefresh(restarted=restart)
         if restart:
             for table in TABLES:
                 conn.execute(f"DELETE FROM {table}")
             todo = [(path, 0, 0) for path in files]
+        fold = _Fold(conn)
         for path, offset, lines in todo:
-            report.files += 1
-            report.records += _fold_file(conn, path, offset, lines)
+            fold.read(path, offset, lines)
+        fold.run()
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-    return report
-
-
-def _fold_file(conn: sqlite3.Connection, path: Path, offset: int, lines: int) -> int:
-    name = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            fh.seek(max(0, offset - _TAIL))
-            data = fh.read()
-    except OSError as exc:
-        conn.execute("INSERT INTO event_warnings VALUES (?, 0, ?)",
-                     (name, f"cannot read: {exc.strerror or exc}"))
-        return 0
-    start = max(0, offset - _TAIL)  # the file position data[0] was read from
-    head = offset - start
-    end = max(head, data.rfind(b"\n") + 1)  # a last line without "\n": still being written
-    folded = 0
-    for raw in data[head:end].split(b"\n")[:-1]:
-        lines += 1
-        if not raw.strip():
-            continue
-        record, why = _parse(raw)
-        if record is None:
-            conn.execute("INSERT INTO event_warnings VALUES (?, ?, ?)", (name, lines, why))
-            continue
-        folded += fold_record(conn, record, f"@{name}:{lines}")
-    new_offset = start + end
-    window = data[:end][-_TAIL:]
-    conn.execute("INSERT OR REPLACE INTO event_files VALUES (?, ?, ?, ?, ?, ?)",
-                 (name, st.st_ino, st.st_mtime_ns, new_offset, lines, _tail_hash(window)))
-    return folded
+    return EventsRefresh(len(todo), fold.folded, restart)
 
 
 def _parse(raw: bytes) -> tuple[dict[str, object] | None, str]:
@@ -193,78 +166,162 @@ def _parse(raw: bytes) -> tuple[dict[str, object] | None, str]:
 
 
 def _names(refs: object) -> list[str]:
+    """Distinct skill names of ``name@vN`` references."""
     if not isinstance(refs, list):
         return []
-    names: list[str] = []
-    for ref in refs:
-        name = str(ref).split("@")[0]
-        if name not in names:
-            names.append(name)
-    return names
+    return list(dict.fromkeys(str(ref).split("@")[0] for ref in refs))
 
 
-def _bump(conn: sqlite3.Connection, skill: str, column: str, by: int = 1) -> None:
-    conn.execute(f"INSERT INTO learned (skill, {column}) VALUES (?, ?) "
-                 f"ON CONFLICT (skill) DO UPDATE SET {column} = {column} + excluded.{column}",
-                 (skill, by))
+def _each(refs: object) -> list[str]:
+    """Every reference's skill name, repeats kept (as the usage counts take them)."""
+    return [str(ref).split("@")[0] for ref in refs] if isinstance(refs, list) else []
 
 
-def fold_record(conn: sqlite3.Connection, record: dict[str, object], where: str) -> int:
-    """Fold one record (1 if it was an injection or outcome met for the first time)."""
-    op, rid = record.get("op"), record.get("id")
-    key = rid if isinstance(rid, str) and rid else None
-    if op == "inject":
-        if key is not None and conn.execute("SELECT 1 FROM injections WHERE id = ?",
-                                            (key,)).fetchone():
-            return 0  # a duplicate id: the first one read counts
-        refs = record.get("skills")
-        for skill in [str(r).split("@")[0] for r in refs] if isinstance(refs, list) else []:
-            _bump(conn, skill, "usage")
-        if key is None:
-            return 1
-        prompt = record.get("prompt")
-        terms = " ".join(tokenize(prompt)) if isinstance(prompt, str) else ""
-        conn.execute("INSERT INTO injections VALUES (?, ?)", (key, terms))
-        waiting = conn.execute("SELECT id, success, skills FROM outcomes WHERE injection = ? "
-                               "AND applied = 0", (key,)).fetchall()
-        for outcome_id, success, skills in waiting:
-            _apply(conn, terms, bool(success), skills.split("\n") if skills else [])
-            conn.execute("UPDATE outcomes SET applied = 1 WHERE id = ?", (outcome_id,))
-        return 1
-    if op == "outcome":
-        key = key or where
-        if conn.execute("SELECT 1 FROM outcomes WHERE id = ?", (key,)).fetchone():
-            return 0
-        success = record.get("success") is True
-        refs = record.get("skills")
-        for skill in [str(r).split("@")[0] for r in refs] if isinstance(refs, list) else []:
-            _bump(conn, skill, "success" if success else "failure")
-        injection = record.get("injection")
-        if not isinstance(injection, str) or not injection:
-            return 1
-        names = _names(refs)
-        row = conn.execute("SELECT terms FROM injections WHERE id = ?", (injection,)).fetchone()
-        if row is not None:
-            _apply(conn, row[0], success, names)
-        conn.execute("INSERT INTO outcomes VALUES (?, ?, ?, ?, ?)",
-                     (key, injection, int(success), "\n".join(names), int(row is not None)))
-        return 1
-    return 0
+def _chunks(values: list[str], size: int = 500) -> Iterator[list[str]]:
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
 
 
-def _apply(conn: sqlite3.Connection, terms: str, success: bool, skills: Iterable[str]) -> None:
-    counts = Counter(terms.split())
-    if not counts:
-        return
-    total = sum(counts.values())
-    column = "pos" if success else "neg"
-    for skill in skills:
+class _Fold:
+    """One refresh: the new lines of some files, folded in memory in read order (files
+    sorted, lines in order; the first record of an id wins), then written in a few
+    statements."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.items: list[tuple[str, dict[str, object]]] = []  # (where, record)
+        self.files: list[tuple[str, int, int, int, int, str]] = []
+        self.warnings: list[tuple[str, int, str]] = []
+        self.folded = 0
+
+    def read(self, path: Path, offset: int, lines: int) -> None:
+        name = os.fspath(path)
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                fh.seek(max(0, offset - _TAIL))
+                data = fh.read()
+        except OSError as exc:
+            self.warnings.append((name, 0, f"cannot read: {exc.strerror or exc}"))
+            return
+        start = max(0, offset - _TAIL)  # the file position data[0] was read from
+        head = offset - start
+        end = max(head, data.rfind(b"\n") + 1)  # a last line without "\n": still being written
+        for raw in data[head:end].split(b"\n")[:-1]:
+            lines += 1
+            if not raw.strip():
+                continue
+            record, why = _parse(raw)
+            if record is None:
+                self.warnings.append((name, lines, why))
+            elif record.get("op") in ("inject", "outcome"):
+                self.items.append((f"@{name}:{lines}", record))
+        self.files.append((name, st.st_ino, st.st_mtime_ns, start + end, lines,
+                           _tail_hash(data[:end][-_TAIL:])))
+
+    def _existing(self, table: str, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for chunk in _chunks(ids):
+            found.update(row[0] for row in self.conn.execute(
+                f"SELECT id FROM {table} WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+        return found
+
+    def run(self) -> None:
+        conn = self.conn
+        inject_ids = [str(r["id"]) for _, r in self.items if r.get("op") == "inject"
+                      and isinstance(r.get("id"), str) and r.get("id")]
+        outcome_ids = [str(r.get("id") or w) for w, r in self.items if r.get("op") == "outcome"]
+        old_injections, old_outcomes = (self._existing("injections", inject_ids),
+                                        self._existing("outcomes", outcome_ids))
+        wanted = sorted({str(r["injection"]) for _, r in self.items
+                         if r.get("op") == "outcome" and isinstance(r.get("injection"), str)})
+        terms_of: dict[str, str] = {}  # injection id -> its prompt's terms
+        for chunk in _chunks(wanted):
+            terms_of.update(conn.execute(f"SELECT id, terms FROM injections WHERE id IN "
+                                         f"({', '.join('?' * len(chunk))})", chunk).fetchall())
+        waiting: dict[str, list[list[Any]]] = {}  # injection -> [outcome id, success, skills, applied, old]
+        for chunk in _chunks(sorted(set(inject_ids))):
+            for oid, injection, success, skills in conn.execute(
+                    "SELECT id, injection, success, skills FROM outcomes WHERE applied = 0 AND "
+                    f"injection IN ({', '.join('?' * len(chunk))})", chunk):
+                waiting.setdefault(injection, []).append(
+                    [oid, bool(success), skills.split("\n") if skills else [], 0, True])
+        seen_injections, seen_outcomes = set(old_injections), set(old_outcomes)
+        new_injections: list[tuple[str, str]] = []
+        new_outcomes: list[tuple[str, list[Any]]] = []  # (injection, its entry)
+        counts: dict[str, list[int]] = {}  # skill -> usage, success, failure, pos_len, neg_len
+        evidence: dict[tuple[str, str], list[int]] = {}  # (term, skill) -> [pos, neg]
+
+        def bump(skill: str, column: int, by: int = 1) -> None:
+            counts.setdefault(skill, [0, 0, 0, 0, 0])[column] += by
+
+        def apply(terms: str, success: bool, skills: list[str]) -> None:
+            found = Counter(terms.split())
+            for skill in skills:
+                for term, n in found.items():
+                    evidence.setdefault((term, skill), [0, 0])[0 if success else 1] += n
+                bump(skill, 3 if success else 4, sum(found.values()))
+
+        for where, record in self.items:
+            rid = record.get("id")
+            key = rid if isinstance(rid, str) and rid else None
+            if record.get("op") == "inject":
+                if key is not None and key in seen_injections:
+                    continue  # a duplicate id: the first one read counts
+                self.folded += 1
+                for skill in _each(record.get("skills")):
+                    bump(skill, 0)
+                if key is None:
+                    continue
+                seen_injections.add(key)
+                prompt = record.get("prompt")
+                terms = " ".join(tokenize(prompt)) if isinstance(prompt, str) else ""
+                terms_of[key] = terms
+                new_injections.append((key, terms))
+                for entry in waiting.pop(key, []):
+                    apply(terms, entry[1], entry[2])
+                    entry[3] = 1
+                    if entry[4]:
+                        conn.execute("UPDATE outcomes SET applied = 1 WHERE id = ?", (entry[0],))
+                continue
+            key = key or where
+            if key in seen_outcomes:
+                continue
+            seen_outcomes.add(key)
+            self.folded += 1
+            success = record.get("success") is True
+            for skill in _each(record.get("skills")):
+                bump(skill, 1 if success else 2)
+            injection = record.get("injection")
+            if not isinstance(injection, str) or not injection:
+                continue
+            names = _names(record.get("skills"))
+            entry = [key, success, names, 0, False]
+            if injection in terms_of:
+                apply(terms_of[injection], success, names)
+                entry[3] = 1
+            else:
+                waiting.setdefault(injection, []).append(entry)
+            new_outcomes.append((injection, entry))
+        conn.executemany("INSERT INTO injections VALUES (?, ?)", new_injections)
+        conn.executemany("INSERT INTO outcomes VALUES (?, ?, ?, ?, ?)",
+                         [(key, injection, int(success), "\n".join(names), applied)
+                          for injection, (key, success, names, applied, _) in new_outcomes])
         conn.executemany(
-            f"INSERT INTO evidence (term, skill, pos, neg) VALUES (?, ?, ?, ?) "
-            f"ON CONFLICT (term, skill) DO UPDATE SET {column} = {column} + excluded.{column}",
-            [(term, skill, n if success else 0, 0 if success else n)
-             for term, n in counts.items()])
-        _bump(conn, skill, f"{column}_len", total)
+            "INSERT INTO learned (skill, usage, success, failure, pos_len, neg_len) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (skill) DO UPDATE SET "
+            "usage = usage + excluded.usage, success = success + excluded.success, "
+            "failure = failure + excluded.failure, pos_len = pos_len + excluded.pos_len, "
+            "neg_len = neg_len + excluded.neg_len",
+            [(skill, *values) for skill, values in counts.items()])
+        conn.executemany(
+            "INSERT INTO evidence (term, skill, pos, neg) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (term, skill) DO UPDATE SET pos = pos + excluded.pos, "
+            "neg = neg + excluded.neg",
+            [(term, skill, pos, neg) for (term, skill), (pos, neg) in evidence.items()])
+        conn.executemany("INSERT INTO event_warnings VALUES (?, ?, ?)", self.warnings)
+        conn.executemany("INSERT OR REPLACE INTO event_files VALUES (?, ?, ?, ?, ?, ?)",
+                         self.files)
 
 
 def warnings(conn: sqlite3.Connection) -> list[LineWarning]:

@@ -122,6 +122,7 @@ def test_outcome_before_its_injection_and_duplicates(setup: tuple[Path, Path, Pa
             "weather-tool": {"usage": 1, "success": 1, "failure": 0}}
         assert index.conn.execute("SELECT pos FROM evidence WHERE term = 'sunscreen'"
                                   ).fetchall() == [(1,)]
+        assert index.conn.execute("SELECT applied FROM outcomes").fetchall() == [(1,)]
 
 
 def test_bad_event_lines_are_warnings(setup: tuple[Path, Path, Path]) -> None:
@@ -145,3 +146,17 @@ def test_fuse_adds_dense_matches_and_scales_lexical_scores() -> None:
     vectors = embed.load("hash:32").encode(["weather in Toronto", "Toronto weather", "hotel"])
     assert vectors[0] == vectors[1] and len(vectors[0]) == 32
     assert embed.cosines(vectors[0], [("same", vectors[1])])["same"] == pytest.approx(1.0)
+
+
+def test_an_outcome_waits_across_refreshes_for_its_injection(
+        setup: tuple[Path, Path, Path]) -> None:
+    skills, events, cache = setup
+    (events / "2026-01" / "n1.jsonl").write_text(outcome("o1", "i1", True, "weather-tool"),
+                                                 "utf-8")
+    assert ranked(skills, events, cache, "sunscreen") == []  # folded: no injection yet
+    (events / "2026-01" / "n2.jsonl").write_text(inject("i1", "sunscreen", "weather-tool"),
+                                                 "utf-8")
+    report = refresh(events, cache, skills)
+    assert (report.files, report.records, report.restarted) == (1, 1, False)
+    assert [n for n, _ in ranked(skills, events, cache, "sunscreen")] == ["weather-tool"]
+    assert ranked(skills, events, None, "sunscreen") == ranked(skills, events, cache, "sunscreen")
