@@ -1,6 +1,6 @@
 """Optional dense retrieval (the ``[embed]`` extra), fused with the lexical score.
 
-Off unless the clone's git config names a model: ``git config gitvault.embed-model
+Off unless the clone's own git config (``.git/config``) names a model: ``git config gitvault.embed-model
 NAME_OR_PATH``. A plain value is a sentence-transformers model name or folder, loaded
 with ``local_files_only`` and the hub offline: a model that is not already on this
 machine is an error, never a download. ``PROVIDER:SPEC`` picks another registered

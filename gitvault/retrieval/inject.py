@@ -67,7 +67,18 @@ def _ranking(vault: Vault, query: str, limit: int, explain: bool = False
 
 
 def embedder(vault: Vault) -> Embedder | None:
-    """The dense retrieval model ``git config gitvault.embed-model`` names (None: off)."""
+    """The dense retrieval model ``git config gitvault.embed-model`` names (None: off).
+    The clone's config file is read first: git runs only when it mentions the key."""
+    git_dir = vault.layout.git_dir
+    if git_dir is not None and git_dir.is_dir():
+        common = git_dir / "commondir"  # a linked worktree keeps its config there
+        base = (git_dir / common.read_text("utf-8").strip()) if common.is_file() else git_dir
+        try:
+            text = (base / "config").read_text("utf-8", "replace").lower()
+        except OSError:
+            text = CONFIG_KEY.split(".")[1]  # unreadable: ask git
+        if CONFIG_KEY.split(".")[1] not in text:
+            return None
     proc = git.git(vault.top, "config", "--get", CONFIG_KEY, check=False)
     setting = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
     return load_embedder(setting) if setting else None

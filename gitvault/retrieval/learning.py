@@ -353,13 +353,11 @@ def lengths(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
 
 
 def stats(conn: sqlite3.Connection, skills: Iterable[str]) -> dict[str, dict[str, int]]:
-    """usage / success / failure of the given skills (those with any)."""
-    wanted = list(skills)
-    found: dict[str, dict[str, int]] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
-        rows = conn.execute("SELECT skill, usage, success, failure FROM learned "
-                            f"WHERE skill IN ({', '.join('?' * len(chunk))})", chunk)
-        for skill, usage, success, failure in rows:
-            found[skill] = {"usage": usage, "success": success, "failure": failure}
-    return found
+    """usage / success / failure of the given skills (those with any): one pass over the
+    skills with history, not one look-up per match."""
+    wanted = skills if isinstance(skills, (set, dict)) else set(skills)
+    return {skill: {"usage": usage, "success": success, "failure": failure}
+            for skill, usage, success, failure in conn.execute(
+                "SELECT skill, usage, success, failure FROM learned "
+                "WHERE usage > 0 OR success > 0 OR failure > 0")
+            if skill in wanted}
