@@ -250,17 +250,14 @@ class _Fold:
         new_injections: list[tuple[str, str]] = []
         new_outcomes: list[tuple[str, list[Any]]] = []  # (injection, its entry)
         counts: dict[str, list[int]] = {}  # skill -> usage, success, failure, pos_len, neg_len
-        evidence: dict[tuple[str, str], list[int]] = {}  # (term, skill) -> [pos, neg]
+        prompts: dict[tuple[str, bool], list[str]] = {}  # (skill, success) -> prompts' terms
 
         def bump(skill: str, column: int, by: int = 1) -> None:
             counts.setdefault(skill, [0, 0, 0, 0, 0])[column] += by
 
         def apply(terms: str, success: bool, skills: list[str]) -> None:
-            found = Counter(terms.split())
             for skill in skills:
-                for term, n in found.items():
-                    evidence.setdefault((term, skill), [0, 0])[0 if success else 1] += n
-                bump(skill, 3 if success else 4, sum(found.values()))
+                prompts.setdefault((skill, success), []).append(terms)
 
         for where, record in self.items:
             rid = record.get("id")
@@ -307,6 +304,13 @@ class _Fold:
         conn.executemany("INSERT INTO outcomes VALUES (?, ?, ?, ?, ?)",
                          [(key, injection, int(success), "\n".join(names), applied)
                           for injection, (key, success, names, applied, _) in new_outcomes])
+        evidence: dict[tuple[str, str], list[int]] = {}  # (term, skill) -> [pos, neg]
+        for (skill, success), texts in prompts.items():
+            found = Counter(" ".join(texts).split())  # counted in C: the bulk of a big fold
+            column = 0 if success else 1
+            for term, n in found.items():
+                evidence.setdefault((term, skill), [0, 0])[column] += n
+            bump(skill, 3 + column, sum(found.values()))
         conn.executemany(
             "INSERT INTO learned (skill, usage, success, failure, pos_len, neg_len) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (skill) DO UPDATE SET "
