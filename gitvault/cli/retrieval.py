@@ -19,30 +19,55 @@ def _prompt_text(value: str) -> str:
 @click.argument("query")
 @click.option("-k", "k", type=int, default=5, show_default=True, metavar="N",
               help="How many results.")
+@click.option("--explain", is_flag=True,
+              help="Show per hit which fields and terms scored (and what failures took back).")
 @global_options
-def search(query: str, k: int) -> None:
+def search(query: str, k: int, explain: bool) -> None:
     """Find the skills for QUERY, best first.
 
     BM25 over name, trigger, description, tags and body (name and trigger weigh
-    most), boosted by usage and success; stale skills rank below active ones;
+    most) and the prompts of past successful injections (failed ones weigh
+    against), boosted by usage and success; stale skills rank below active ones;
     archived and rejected ones never appear. QUERY '-' reads stdin."""
     from gitvault.retrieval import inject as retrieval
 
     vault = state().vault()
-    hits, warnings = retrieval.search_hits(vault, _prompt_text(query), k)
-    data: dict[str, Any] = {"results": [{"name": h.name, "version": h.version,
-                                         "state": h.state, "score": round(h.score, 4)}
-                                        for h in hits]}
+    hits, warnings = retrieval.search_hits(vault, _prompt_text(query), k, explain=explain)
+    results: list[dict[str, Any]] = []
+    for h in hits:
+        result: dict[str, Any] = {"name": h.name, "version": h.version, "state": h.state,
+                                  "score": round(h.score, 4)}
+        if explain:
+            result["explain"] = retrieval.explanation(h)
+        results.append(result)
+    data: dict[str, Any] = {"results": results}
     if warnings:
         data["warnings"] = warn(warnings)
 
     def text() -> str:
         if not hits:
             return "no matching skills"
-        return "\n".join(f"{h.score:7.3f}  {h.name:<36} v{h.version:<4} {h.state:<7} "
-                         f"{h.description[:60]}" for h in hits)
+        lines = []
+        for h, r in zip(hits, results, strict=True):
+            lines.append(f"{h.score:7.3f}  {h.name:<36} v{h.version:<4} {h.state:<7} "
+                         f"{h.description[:60]}")
+            if explain:
+                lines += _explain_lines(r["explain"])
+        return "\n".join(lines)
 
     emit(data, text)
+
+
+def _explain_lines(why: dict[str, Any]) -> list[str]:
+    fields = ", ".join(f"{name} {value:.3f}" for name, value in why["fields"].items())
+    dense = f"; dense cosine {why['dense']:.3f} (fused)" if "dense" in why else ""
+    lines = [f"         relevance {why['relevance']:.3f} x boost {why['boost']:.3f}; "
+             f"fields: {fields or 'none'}{dense}"]
+    for term in why["terms"]:
+        where = ", ".join(f"{name} {value:.3f}" for name, value in term["fields"].items())
+        against = f"; failures -{term['against']:.3f}" if term.get("against") else ""
+        lines.append(f"           {term['term']:<16} {term['score']:.3f}  ({where}{against})")
+    return lines
 
 
 @click.command()

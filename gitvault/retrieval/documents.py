@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,7 +110,8 @@ def load(skills_dir: Path, folder: str) -> Loaded:
             mtime = max(mtime, code[1].st_mtime_ns)
             blob += "+" + blob_id(code[0])
             body += "\n" + code[0].decode("utf-8", "replace")
-    fields = (skill.name, skill.trigger, skill.description, " ".join(skill.tags), body)
+    name = " ".join([skill.name, *name_words(skill.name, skill.description, skill.trigger)])
+    fields = (name, skill.trigger, skill.description, " ".join(skill.tags), body)
     width = len(fields)
     grid: dict[str, list[int]] = {}
     lengths = []
@@ -122,6 +124,40 @@ def load(skills_dir: Path, folder: str) -> Loaded:
     doc = Document(folder, skill.name, skill.version, skill.state, skill.kind,
                    skill.description, tuple(lengths), counts)
     return Loaded(folder, doc, None, signature, mtime, blob)
+
+
+_WORDS = re.compile(r"[a-z]{3,}")
+# Words a compound name is often made of besides those of its own description.
+_NAME_PARTS = ("tool", "app", "bot", "search", "helper", "finder", "explorer", "maker", "hub",
+               "ai", "gpt", "chat", "pro", "api")
+
+
+def name_words(name: str, *texts: str) -> list[str]:
+    """The words a run-together name is made of (``airqualityforecast``: air, quality,
+    forecast), found among the words of the skill's own ``texts``: the name's other
+    spellings meet a query's words. Only a split that covers the whole piece counts."""
+    vocabulary = {w for text in texts for w in _WORDS.findall(text.lower())}
+    vocabulary.update(_NAME_PARTS)
+    found: list[str] = []
+    for piece in name.split("-"):
+        if len(piece) < 6 or not piece.isalpha() or piece in vocabulary:
+            continue
+        found += _segment(piece, vocabulary)
+    return found
+
+
+def _segment(piece: str, vocabulary: set[str]) -> list[str]:
+    """The split of ``piece`` into vocabulary words with the fewest words ([] if none)."""
+    best: list[list[str] | None] = [[]] + [None] * len(piece)
+    for end in range(1, len(piece) + 1):
+        for start in range(max(0, end - 20), end - 1):
+            word = piece[start:end]
+            before = best[start]
+            if before is not None and word in vocabulary and \
+                    (best[end] is None or len(before) + 1 < len(best[end] or [])):
+                best[end] = [*before, word]
+    result = best[len(piece)]
+    return result if result is not None and len(result) > 1 else []
 
 
 def content_blob(skills_dir: Path, folder: str, code: bool) -> str:

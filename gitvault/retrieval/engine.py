@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitvault.core.records import locked
+from gitvault.retrieval import learning
 from gitvault.retrieval.documents import load
+from gitvault.retrieval.embed import Embedder, dense_scores
 from gitvault.retrieval.index import INDEX_FILE, Index, Refresh
+from gitvault.retrieval.learning import EventsRefresh
 from gitvault.retrieval.listing import list_folders
 from gitvault.retrieval.rank import Hit, MemoryCorpus, rank
 from gitvault.retrieval.tokens import query_terms
@@ -34,58 +37,80 @@ class Ranking:
     indexed: bool = False  # answered by the derived index
     refresh: Refresh | None = None  # what the index refresh did
     rebuilt: bool = False  # the index was corrupt and built again
+    events: EventsRefresh | None = None  # what folding the events log did
 
 
 def rank_skills(skills_dir: Path, query: str, stats: Stats | None = None, *,
                 cache_dir: Path | None = None, use_index: bool = True,
-                limit: int | None = None) -> Ranking:
+                limit: int | None = None, events_dir: Path | None = None,
+                explain: bool = False, embedder: Embedder | None = None) -> Ranking:
     """Rank the skills under ``skills_dir`` for ``query``. ``stats`` maps a skill name
-    to its ``usage``/``success``/``failure`` counts; ``cache_dir`` is where the index
-    lives (``.git/gitvault/``), None to read the files directly; ``limit`` caps the
-    hits described in full (every match is still scored)."""
+    to its ``usage``/``success``/``failure`` counts (None: folded from ``events_dir``,
+    the ``logs/events`` folder, whose outcomes also teach the ranking); ``cache_dir``
+    is where the index lives (``.git/gitvault/``), None to read the files directly;
+    ``limit`` caps the hits described in full (every match is still scored);
+    ``explain`` says per hit which fields and terms scored; ``embedder`` turns on
+    dense retrieval, fused with the lexical score."""
     terms = query_terms(query)
     if cache_dir is None or not use_index:
-        return rank_from_files(skills_dir, terms, stats, limit)
+        return rank_from_files(skills_dir, terms, stats, limit, events_dir, explain,
+                               embedder, query)
     path = cache_dir / INDEX_FILE
     rebuilt = False
     for attempt in range(2):
         try:
-            with Index(path, skills_dir) as index:
+            with Index(path, skills_dir, events_dir) as index:
                 report = index.refresh()
+                events = index.refresh_events()
+                dense = None if embedder is None else \
+                    dense_scores(index, embedder, query, index.conn)
                 with index.reading():
-                    hits, scores = rank(index, terms, stats, limit)
-                    warnings = index.warnings()
-                return Ranking(hits, scores, warnings, True, report, rebuilt)
+                    hits, scores = rank(index, terms, stats, limit, explain, dense)
+                    warnings = [*index.warnings(), *index.event_warnings()]
+                return Ranking(hits, scores, warnings, True, report, rebuilt, events)
         except sqlite3.DatabaseError as exc:
             if _busy(exc) or attempt == 1 or not discard_if_corrupt(path, skills_dir):
                 break
             rebuilt = True
         except OSError:  # no room for the index (a read-only or full .git): no index
             break
-    return rank_from_files(skills_dir, terms, stats, limit)
+    return rank_from_files(skills_dir, terms, stats, limit, events_dir, explain, embedder, query)
 
 
 def rank_from_files(skills_dir: Path, terms: list[str], stats: Stats | None = None,
-                    limit: int | None = None) -> Ranking:
-    """The same ranking without the index: every skill file read and tokenised."""
+                    limit: int | None = None, events_dir: Path | None = None,
+                    explain: bool = False, embedder: Embedder | None = None,
+                    query: str = "") -> Ranking:
+    """The same ranking without the index: every skill file read and tokenised, the
+    events log folded in memory."""
     loaded = [load(skills_dir, folder) for folder in sorted(list_folders(skills_dir))]
-    corpus = MemoryCorpus(item.doc for item in loaded if item.doc is not None)
-    warnings = [item.error for item in loaded if item.error is not None]
-    hits, scores = rank(corpus, terms, stats, limit)
+    fold = learning.in_memory(events_dir)
+    try:
+        corpus = MemoryCorpus((item.doc for item in loaded if item.doc is not None), fold)
+        warnings = [item.error for item in loaded if item.error is not None]
+        warnings += [str(w) for w in learning.warnings(fold)]
+        dense = None if embedder is None else dense_scores(corpus, embedder, query)
+        hits, scores = rank(corpus, terms, stats, limit, explain, dense)
+    finally:
+        fold.close()
     return Ranking(hits, scores, warnings)
 
 
-def refresh_index(skills_dir: Path, cache_dir: Path) -> Refresh:
+def refresh_index(skills_dir: Path, cache_dir: Path, events_dir: Path | None = None) -> Refresh:
     """Bring the index up to date now (building it if missing); what it did."""
     path = cache_dir / INDEX_FILE
     try:
-        with Index(path, skills_dir) as index:
-            return index.refresh()
+        with Index(path, skills_dir, events_dir) as index:
+            report = index.refresh()
+            index.refresh_events()
+            return report
     except sqlite3.DatabaseError as exc:
         if _busy(exc) or not discard_if_corrupt(path, skills_dir):
             raise
-    with Index(path, skills_dir) as index:
-        return index.refresh()
+    with Index(path, skills_dir, events_dir) as index:
+        report = index.refresh()
+        index.refresh_events()
+        return report
 
 
 def _busy(exc: sqlite3.DatabaseError) -> bool:

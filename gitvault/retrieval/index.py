@@ -25,13 +25,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitvault.retrieval import tokens
+from gitvault.retrieval import embed, learning, tokens
 from gitvault.retrieval.documents import FIELDS, Loaded, content_blob, load
 from gitvault.retrieval.listing import Listing, Snapshot
-from gitvault.retrieval.rank import DocInfo, Posting, weighted_tf_sql
+from gitvault.retrieval.rank import DocInfo, Evidence, Posting, weighted_tf_sql
 
 INDEX_FILE = "search.sqlite"
-SCHEMA_ID = f"gitvault-search/4 tokens/{tokens.VERSION} fields/{','.join(FIELDS)}"
+SCHEMA_ID = f"gitvault-search/5 learning/1 tokens/{tokens.VERSION} fields/{','.join(FIELDS)}"
 # A file modified this close to (or after) the moment it was indexed is "racy":
 # its timestamp cannot show a later change of the same size, so its hash is checked.
 RACY_NS = 2_000_000_000
@@ -67,9 +67,10 @@ class Refresh:
 class Index:
     """An open index over ``skills_dir``; a Corpus for the ranker once refreshed."""
 
-    def __init__(self, path: Path, skills_dir: Path) -> None:
+    def __init__(self, path: Path, skills_dir: Path, events_dir: Path | None = None) -> None:
         self.path = path
         self.skills_dir = skills_dir
+        self.events_dir = events_dir
         path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
         try:
@@ -93,11 +94,13 @@ class Index:
             if row is not None and row[0] == SCHEMA_ID:  # another process just made it
                 conn.execute("COMMIT")
                 return
-            for table in ("postings", "docs"):
+            for table in ("postings", "docs", "vectors", *learning.TABLES):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
+            learning.create(conn)
+            conn.execute(embed.VECTOR_SCHEMA)
             conn.execute("DELETE FROM meta")
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_ID,))
             conn.execute("COMMIT")
@@ -273,3 +276,49 @@ class Index:
         rows = self.conn.execute(
             "SELECT error FROM docs WHERE error IS NOT NULL ORDER BY folder").fetchall()
         return [row[0] for row in rows]
+
+    def every_info(self) -> list[tuple[DocInfo, str]]:
+        rows = self.conn.execute(
+            f"SELECT folder, name, version, state, kind, description, blob, {_LENS} FROM docs "
+            "WHERE error IS NULL AND state IN ('active', 'stale') ORDER BY folder")
+        return [(DocInfo(r[0], r[1], int(r[2]), r[3], r[4], r[5], tuple(int(v) for v in r[7:])),
+                 r[6]) for r in rows]
+
+    # -- learning from outcomes ---------------------------------------------------
+    def refresh_events(self) -> learning.EventsRefresh:
+        """Fold what the events log gained since the last refresh."""
+        return learning.refresh(self.conn, self.events_dir)
+
+    def event_warnings(self) -> list[str]:
+        return [str(w) for w in learning.warnings(self.conn)]
+
+    def evidence_totals(self) -> tuple[int, int]:
+        row = self.conn.execute(
+            "SELECT coalesce(sum(l.pos_len), 0), coalesce(sum(l.neg_len), 0) FROM learned l "
+            "JOIN docs d ON d.folder = l.skill WHERE d.error IS NULL").fetchone()
+        return int(row[0]), int(row[1])
+
+    def evidence(self, term: str) -> list[Evidence]:
+        rows = self.conn.execute(
+            "SELECT d.folder, d.state, e.pos, e.neg, l.pos_len, l.neg_len FROM evidence e "
+            "JOIN docs d ON d.folder = e.skill JOIN learned l ON l.skill = e.skill "
+            "WHERE e.term = ? AND d.error IS NULL", (term,))
+        return rows.fetchall()
+
+    def learned(self, folders: Iterable[str]) -> dict[str, dict[str, int]]:
+        return learning.stats(self.conn, folders)
+
+    def field_counts(self, term: str, folders: list[str]
+                     ) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
+        found: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        width = len(FIELDS)
+        for start in range(0, len(folders), 500):
+            chunk = folders[start:start + 500]
+            rows = self.conn.execute(
+                f"SELECT d.folder, {', '.join(f'p.t{i}' for i in range(width))}, "
+                f"{', '.join(f'd.l{i}' for i in range(width))} FROM postings p "
+                f"JOIN docs d ON d.id = p.doc WHERE p.term = ? "
+                f"AND d.folder IN ({', '.join('?' * len(chunk))})", [term, *chunk])
+            for row in rows:
+                found[row[0]] = (tuple(row[1:1 + width]), tuple(row[1 + width:]))
+        return found

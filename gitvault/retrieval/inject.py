@@ -22,6 +22,8 @@ from gitvault.core.redact import redact
 from gitvault.errors import Conflict, InvalidInput, NotFound
 from gitvault.retrieval.context import MIN_BUDGET, Candidate, build_context
 from gitvault.retrieval.documents import CODE_FILE
+from gitvault.retrieval.embed import CONFIG_KEY, Embedder
+from gitvault.retrieval.embed import load as load_embedder
 from gitvault.retrieval.engine import Ranking, rank_skills
 from gitvault.retrieval.rank import Hit
 from gitvault.skills.model import Skill, read_skill
@@ -56,19 +58,43 @@ def check_k(k: Any, flag: str = "-k") -> int:
     return k
 
 
-def _ranking(vault: Vault, query: str, limit: int) -> tuple[Ranking, list[str]]:
-    stats, stat_warnings = vault.skill_stats()
-    ranking = rank_skills(vault.layout.skills, query, stats, cache_dir=vault.layout.cache,
-                          limit=limit)
-    return ranking, [*ranking.warnings, *(str(w) for w in stat_warnings)]
+def _ranking(vault: Vault, query: str, limit: int, explain: bool = False
+             ) -> tuple[Ranking, list[str]]:
+    """The ranking for ``query``: usage, success and the evidence of past outcomes are
+    folded from the events log into the index (only what was appended since the last
+    query is read)."""
+    ranking = rank_skills(vault.layout.skills, query, cache_dir=vault.layout.cache,
+                          limit=limit, events_dir=vault.layout.stream("events"),
+                          explain=explain, embedder=embedder(vault))
+    return ranking, list(ranking.warnings)
 
 
-def search_hits(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K) -> tuple[list[Hit], list[str]]:
-    """The best ``k`` hits for ``query`` and any warnings (unreadable files, bad lines)."""
+def embedder(vault: Vault) -> Embedder | None:
+    """The dense retrieval model ``git config gitvault.embed-model`` names (None: off).
+    The clone's config file is read first: git runs only when it mentions the key."""
+    git_dir = vault.layout.git_dir
+    if git_dir is not None and git_dir.is_dir():
+        common = git_dir / "commondir"  # a linked worktree keeps its config there
+        base = (git_dir / common.read_text("utf-8").strip()) if common.is_file() else git_dir
+        try:
+            text = (base / "config").read_text("utf-8", "replace").lower()
+        except OSError:
+            text = CONFIG_KEY.split(".")[1]  # unreadable: ask git
+        if CONFIG_KEY.split(".")[1] not in text:
+            return None
+    proc = git.git(vault.top, "config", "--get", CONFIG_KEY, check=False)
+    setting = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+    return load_embedder(setting) if setting else None
+
+
+def search_hits(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K, *, explain: bool = False
+                ) -> tuple[list[Hit], list[str]]:
+    """The best ``k`` hits for ``query`` and any warnings (unreadable files, bad lines);
+    ``explain`` fills each hit's ``explain`` (which fields and terms scored)."""
     check_k(k)
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the search query is empty")
-    ranking, warnings = _ranking(vault, query, k)
+    ranking, warnings = _ranking(vault, query, k, explain)
     unverified = unverified_folders(vault, ranking.hits)
     return [replace(h, state="unverified") if h.folder in unverified else h
             for h in ranking.hits], warnings
@@ -85,13 +111,44 @@ def unverified_folders(vault: Vault, hits: Iterable[Hit]) -> set[str]:
     trusted = trusted_evidence(vault.layout, vault.node)
     return {f for f in code if not is_trusted(vault.layout.skills / f, trusted)}
 
+def explanation(hit: Hit) -> dict[str, Any]:
+    """Why ``hit`` scored (``search --explain``, the ``why`` of an injection): its BM25F
+    relevance, the usage and success factor, the score of each field (``evidence``:
+    prompts of successful injections) and of each query term (stemmed), with what
+    failed prompts took back (``against``)."""
+    fields: dict[str, float] = {}
+    terms = []
+    for part in hit.explain or ():
+        entry: dict[str, Any] = {"term": part.term, "score": round(part.score, 4),
+                                 "fields": {name: round(v, 4) for name, v in part.fields}}
+        if part.against > 0:
+            entry["against"] = round(part.against, 4)
+        terms.append(entry)
+        gross = sum(v for _, v in part.fields)
+        for name, value in part.fields:  # the term's net score, shared as its gross was
+            fields[name] = fields.get(name, 0.0) + (part.score * value / gross if gross else 0.0)
+    data: dict[str, Any] = {
+        "relevance": round(hit.relevance, 4), "boost": round(hit.boost, 4),
+        "fields": {name: round(v, 4) for name, v in sorted(fields.items(), key=lambda kv: -kv[1])},
+        "terms": terms}
+    if hit.dense is not None:  # relevance is then the fused score; terms are lexical
+        data["dense"] = round(hit.dense, 4)
+    return data
 
-def search(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K) -> dict[str, Any]:
-    """``{"results": [{name, version, state, score}], "warnings"?}``, best first; a code
-    skill without this node's gate evidence has state ``unverified``."""
-    hits, warnings = search_hits(vault, query, k)
-    data: dict[str, Any] = {"results": [{"name": h.name, "version": h.version, "state": h.state,
-                                         "score": round(h.score, 4)} for h in hits]}
+
+def search(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K, *, explain: bool = False
+           ) -> dict[str, Any]:
+    """``{"results": [{name, version, state, score, explain?}], "warnings"?}``, best first;
+    a code skill without this node's gate evidence has state ``unverified``."""
+    hits, warnings = search_hits(vault, query, k, explain=explain)
+    results = []
+    for h in hits:
+        result: dict[str, Any] = {"name": h.name, "version": h.version, "state": h.state,
+                                  "score": round(h.score, 4)}
+        if explain:
+            result["explain"] = explanation(h)
+        results.append(result)
+    data: dict[str, Any] = {"results": results}
     if warnings:
         data["warnings"] = warnings
     return data
@@ -150,7 +207,8 @@ def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | No
     if len(pinned) > k:
         raise InvalidInput(f"{len(pinned)} pinned skills but -k {k}: raise -k")
     versions = [(vault.read_version(name, version), version) for name, version in pinned]
-    ranking, warnings = _ranking(vault, prompt, k + len(pinned))
+    ranking, warnings = _ranking(vault, prompt, k + len(pinned), explain=True)
+    why_of = {hit.name: explanation(hit) for hit in ranking.hits}
     candidates = []
     skipped: list[str] = []  # code skills without this node's gate evidence (SPEC §1)
     for skill, version in versions:
@@ -189,11 +247,13 @@ def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | No
     built = build_context(candidates, k=k, budget=budget, lesson_tokens=settings.lesson_tokens,
                           helper_tokens=settings.helper_tokens)
     injection = None
+    why = [_why(c, why_of.get(c.name)) for c in built.chosen]
     if built.chosen:
         shown = redact(prompt)  # before cutting: a cut secret may no longer be recognised
         shown = shown if len(shown) <= PROMPT_CHARS else shown[:PROMPT_CHARS - 3] + "..."
         record = vault.append("events", {"op": "inject", "prompt": shown,
-                                         "skills": [f"{c.name}@v{c.version}" for c in built.chosen]})
+                                         "skills": [f"{c.name}@v{c.version}" for c in built.chosen],
+                                         "why": why})
         injection = record["id"]
     data: dict[str, Any] = {
         "injection": injection,
@@ -208,6 +268,23 @@ def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | No
     if warnings:
         data["warnings"] = warnings
     return data
+
+
+WHY_TERMS = 5  # terms an injection record keeps per skill
+
+
+def _why(chosen: Candidate, explained: dict[str, Any] | None) -> dict[str, Any]:
+    """Why ``chosen`` was injected, as the inject record keeps it: pinned, or the
+    fields and (at most ``WHY_TERMS``) terms that scored."""
+    why: dict[str, Any] = {"skill": f"{chosen.name}@v{chosen.version}"}
+    if chosen.pinned:
+        why["pinned"] = True
+        return why
+    if explained is not None:
+        why["score"] = round(chosen.score, 4)
+        why["fields"] = explained["fields"]
+        why["terms"] = {t["term"]: t["score"] for t in explained["terms"][:WHY_TERMS]}
+    return why
 
 
 def _skill_refs(vault: Vault, skills: str) -> list[str]:

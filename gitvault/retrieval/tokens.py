@@ -5,9 +5,12 @@ same terms, so a query word meets a skill word whatever their spelling.
 - ``camelCase`` and ``HTTPServer`` split at their humps (the whole word is kept
   too, so ``PostgreSQL`` still meets ``postgresql``);
 - letters followed by digits (``python3``, ``utf8``) also give the letters alone;
-- plurals and a few verb endings fold onto one stem (``queries``/``query``,
-  ``caches``/``cache``, ``APIs``/``api``);
-- common English words and one-character pieces are dropped.
+- inflections and derivations fold onto one stem (Porter's algorithm:
+  ``queries``/``query``, ``booking``/``bookings``/``book``, ``recommendations``/
+  ``recommend``), with a short list of words kept as they are (``APIs``/``api``,
+  ``kubernetes``, ``pandas``);
+- common English words (request phrasing included: "can you", "I need", "please")
+  and one-character pieces are dropped.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from gitvault.retrieval.porter import porter
+
 # Bump when the terms a text gives change: the index is rebuilt on a mismatch.
-VERSION = "1"
+VERSION = "3"
 
 _WORD = re.compile(r"[^\W_]+")
 _HUMP = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
@@ -31,6 +36,8 @@ our ours out over own same she should so some such than that the their theirs th
 there these they this those through to too under until up upon use used uses using very
 via was we were what when where whether which while who whom why will with within without
 would yes you your yours
+may might must shall need needs want wants wanted like please let im ive id dont cant
+hi hello thanks thank
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
@@ -41,27 +48,19 @@ _KEEP = {"ios": "ios", "apis": "api", "uris": "uri", "urls": "url", "ids": "id",
          "species": "species", "news": "news", "always": "always", "windows": "windows",
          "kubernetes": "kubernetes", "pandas": "pandas", "analysis": "analysis",
          "analyses": "analysis", "children": "child"}
+_KEEP.update({kept: kept for kept in list(_KEEP.values())})  # the singular stays too
 
 
 def stem(word: str) -> str:
-    """Fold plural (and ``-ize``/``-che``) endings so singular and plural meet.
-
-    Deliberately light: both sides of a comparison go through it, so a stem only
-    needs to be the same for the forms that should meet, not a real word.
-    """
+    """The stem of a lower-case word: Porter's algorithm, except for the kept words and
+    for words of 3 characters or fewer or with digits. Both sides of a comparison go
+    through it, so a stem only needs to be the same for the forms that should meet,
+    not a real word."""
     if word in _KEEP:
         return _KEEP[word]
     if len(word) <= 3 or not word.isalpha():
         return word
-    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
-        word = word[:-1] + "ie"  # query / queries -> querie
-    elif word.endswith(("che", "ze")):
-        word = word[:-1]  # cache / caches -> cach, size / sizes -> siz
-    return word
+    return porter(word)
 
 
 def _pieces(word: str) -> list[str]:
