@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import BinaryIO
 
 from gitvault.core.paths import open_below
 from gitvault.errors import GitvaultError, InvalidInput
+
+TYPE_CHECKING = False  # typing is not imported at run time (config, on the hot path, uses this)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 
 def decode_text(data: bytes, source: str, error: type[GitvaultError] = InvalidInput) -> str:

@@ -279,9 +279,88 @@ def resolve_node(explicit: str | None, git_dir: Path | None) -> str:
     from_env = os.environ.get("GITVAULT_NODE")
     if from_env:
         return _valid_node(from_env, "GITVAULT_NODE")
-    from gitvault.core.git import config_value  # a subprocess: only when it is needed
-
-    configured = config_value(git_dir, "gitvault.node")
+    configured = _config_node(git_dir)
     if configured:
         return _valid_node(configured, "git config gitvault.node")
     return host_node()
+
+
+_OVERRIDES = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG")
+
+
+def _config_files(git_dir: Path | None) -> list[str] | None:
+    """Every file git reads config from for ``git_dir`` (system, global, the repository's
+    and the worktree's), or None when that cannot be known without git: ``-c`` settings
+    of a calling git, or an ``[include]`` in one of them."""
+    env = os.environ
+    if any(key in env for key in _OVERRIDES):
+        return None
+    files = []
+    if not env.get("GIT_CONFIG_NOSYSTEM"):
+        if "GIT_CONFIG_SYSTEM" in env:
+            files.append(env["GIT_CONFIG_SYSTEM"])
+        else:
+            files.append("/etc/gitconfig")
+            for folder in env.get("PATH", "").split(os.pathsep):  # git's own prefix
+                if folder and os.access(os.path.join(folder, "git"), os.X_OK):
+                    real = os.path.realpath(os.path.join(folder, "git"))
+                    files.append(os.path.join(os.path.dirname(os.path.dirname(real)), "etc",
+                                              "gitconfig"))
+                    break
+    home = env.get("HOME", "")
+    if "GIT_CONFIG_GLOBAL" in env:
+        files.append(env["GIT_CONFIG_GLOBAL"])
+    else:
+        xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        files += [os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig")]
+    if git_dir is not None:
+        common = git_dir
+        try:
+            common = git_dir / (git_dir / "commondir").read_text("utf-8").strip()
+        except OSError:
+            pass
+        files += [str(common / "config"), str(git_dir / "config.worktree")]
+    for path in files:
+        try:
+            with open(path, "rb") as fh:
+                if b"include" in fh.read().lower():
+                    return None
+        except OSError:
+            continue
+    return files
+
+
+def _config_node(git_dir: Path | None) -> str | None:
+    """``git config gitvault.node``, from a cache under ``.git/gitvault/`` checked against
+    the identity, size and times of every file git would read it from (so the hot
+    commands start no git process while nothing changed); git itself answers otherwise."""
+    from gitvault.core.git import config_value  # a subprocess: only when it is needed
+
+    files = _config_files(git_dir) if git_dir is not None else None
+    if files is None or git_dir is None:
+        return config_value(git_dir, "gitvault.node")
+    key = []
+    for path in files:
+        try:
+            st = os.stat(path)
+            key.append([path, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
+        except OSError:
+            key.append([path])
+    cache = git_dir / "gitvault" / "node.json"
+    import json
+
+    try:
+        saved = json.loads(cache.read_text("utf-8"))
+        if saved["key"] == key:
+            return str(saved["node"]) if saved["node"] is not None else None
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    value = config_value(git_dir, "gitvault.node")
+    try:
+        cache.parent.mkdir(exist_ok=True)
+        tmp = cache.with_name(f".node.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "node": value}), "utf-8")
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # the cache is an optimisation
+    return value

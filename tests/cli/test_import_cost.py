@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import Runner
 
-HEAVY = {"click", "yaml", "frontmatter", "subprocess", "msgspec", "sqlite3"}
+HEAVY = {"click", "yaml", "frontmatter", "subprocess", "msgspec", "sqlite3", "typing"}
 HOT = [
     ("record-run", "--agent", "a", "--skill", "s", "--task", "t", "--result", "fail",
      "--score", "0.2", "--json"),

@@ -129,3 +129,33 @@ def test_a_broken_git_config_is_git_s_own_message(home: Path) -> None:
     (home / ".gitconfig").write_text("[gitvault\n")
     with pytest.raises(GitError, match=r"^git config failed: fatal: bad config line 1"):
         resolve_node(None, None)
+
+
+def test_the_answer_is_cached_until_a_config_file_changes(home: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hot commands start no git process while no config file git reads changed."""
+    layout = repo(tmp_path / "r")
+    git("config", "--global", "gitvault.node", "laptop")
+    assert resolve_node(None, layout.git_dir) == "laptop"
+    path = os.environ["PATH"]
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    assert resolve_node(None, layout.git_dir) == "laptop"  # no git to run: the cache answered
+    monkeypatch.setenv("PATH", path)
+    git("config", "--global", "gitvault.node", "desk")     # the global file changed
+    assert resolve_node(None, layout.git_dir) == "desk"
+    git("config", "gitvault.node", "clone", cwd=layout.root)  # the repository's changed
+    assert resolve_node(None, layout.git_dir) == "clone"
+    git("config", "--unset", "gitvault.node", cwd=layout.root)
+    assert resolve_node(None, layout.git_dir) == "desk"
+
+
+def test_an_include_or_a_calling_git_s_settings_always_ask_git(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    layout = repo(tmp_path / "r")
+    (home / "node.inc").write_text("[gitvault]\n\tnode = first\n")
+    git("config", "--global", "include.path", str(home / "node.inc"))
+    assert resolve_node(None, layout.git_dir) == "first"
+    (home / "node.inc").write_text("[gitvault]\n\tnode = second\n")  # only the included file
+    assert resolve_node(None, layout.git_dir) == "second"
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'gitvault.node=from-c'")
+    assert resolve_node(None, layout.git_dir) == "from-c"
