@@ -6,7 +6,6 @@ read again line by line, so each bad line is reported with its number and reason
 
 from __future__ import annotations
 
-from array import array
 from datetime import datetime
 from itertools import islice
 from typing import Annotated, Any, Literal
@@ -14,7 +13,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from gitvault.core.records import LineWarning, decode_line
-from gitvault.runs.columns import EPOCH, ONE_MS, Runs, SkillColumns, check_run, id_key, ts_ms
+from gitvault.runs.columns import EPOCH, ONE_MS, Runs, SkillColumns, check_run, ts_ms
 from gitvault.runs.record import RESULTS
 
 
@@ -26,7 +25,7 @@ class _Run(msgspec.Struct, gc=False):
     ts: str
     score: float
     result: Literal[RESULTS]  # type: ignore[valid-type]  # msgspec reads it at run time
-    id: Any = None
+    id: str | None = None
 
 
 _decoder = msgspec.json.Decoder(_Run)
@@ -153,8 +152,8 @@ def _append(records: list[_Run], start: int, per_file: dict[str, SkillColumns],
             add[2](failed)
             if failed and ms >= add[3].last_fail_ms:
                 add[3].last_fail, add[3].last_fail_ms = ts, ms
-            if record.id:
-                _add_id(add[3], record.id)
+            ident = record.id
+            add[5](hash(ident) if ident else 0)  # id_key, inlined
         return len(records)
     finally:
         batch.last, batch.ordered = last, ordered
@@ -164,23 +163,13 @@ def _appender(per_file: dict[str, SkillColumns], skill: str) -> tuple[Any, ...]:
     cols = per_file.get(skill)
     if cols is None:
         cols = per_file[skill] = SkillColumns()
-    return cols.ts.append, cols.score.append, cols.fail.append, cols, len(cols)
-
-
-def _add_id(cols: SkillColumns, ident: Any) -> None:
-    """Key the run just appended (the id column is filled lazily: most runs have none)."""
-    key = id_key(ident)
-    if key:
-        cols.ids.extend(array("q", bytes(8 * (len(cols.ts) - 1 - len(cols.ids)))))
-        cols.ids.append(key)
+    return cols.ts.append, cols.score.append, cols.fail.append, cols, len(cols), cols.ids.append
 
 
 def _finish(batch: _Batch) -> None:
-    """Pad id columns to full length and note whether each skill's runs kept ts order."""
+    """Note whether each skill's runs kept ts order."""
     for add in batch.appenders.values():
         cols, before = add[3], add[4]
-        if cols.ids and len(cols.ids) < len(cols.ts):
-            cols.ids.extend(array("q", bytes(8 * (len(cols.ts) - len(cols.ids)))))
         if not cols.ordered:
             continue
         if batch.ordered:  # the new runs are in order: only the seam with the older ones
@@ -205,8 +194,9 @@ def _plain(raw: bytes) -> tuple[_Run | None, str]:
     problem = check_run(record)
     if problem is not None:
         return None, problem
+    ident = record.get("id")
     return _Run(record["skill"], record["ts"], float(record["score"]), record["result"],
-                record.get("id")), ""
+                ident if type(ident) is str else None), ""
 
 
 def _why_not_json(raw: bytes) -> str:

@@ -26,7 +26,7 @@ from gitvault.runs.columns import FileState, Runs, SkillColumns, merge
 from gitvault.runs.parse import parse_block
 
 CACHE_NAME = "runs-cache.bin"
-_CACHE_VERSION = 3  # 3: ids other than ULIDs key by a hash of the whole id
+_CACHE_VERSION = 4  # 4: no id column (runs are deduplicated before they are cached)
 _TAIL = 4096  # bytes before a cached size that must be unchanged for an append-only read
 _BLOCK = 1 << 20
 _PARALLEL_BYTES = 4 << 20  # files larger than this (about 25k runs) are split over the cores
@@ -263,7 +263,8 @@ def _refresh(cached: Runs, paths: list[str]) -> Runs | None:
     for name, cols in added.items():
         old = skills[name]
         if len(cols) and len(old) and cols.ts[0] <= old.ts[-1]:
-            return None  # new runs interleave with cached ones: read everything again
+            return None  # new runs interleave with cached ones (or repeat one: ids are
+            # not cached): read everything again
         old.extend(cols)
     fresh.skills, fresh.files = skills, states
     fresh.warnings.sort(key=lambda w: (order.get(w.file, -1), w.line))
@@ -277,7 +278,7 @@ def _save_cache(cache_file: Path, runs: Runs) -> None:
     header = json.dumps({
         "version": _CACHE_VERSION,
         "files": [vars(state) for state in runs.files],
-        "skills": [[name, len(c), c.last_fail, c.last_fail_ms, bool(c.ids)]
+        "skills": [[name, len(c), c.last_fail, c.last_fail_ms]
                    for name, c in runs.skills.items()],
         "warnings": [[w.file, w.line, w.reason] for w in runs.warnings],
     }).encode("utf-8")
@@ -290,8 +291,6 @@ def _save_cache(cache_file: Path, runs: Runs) -> None:
                 cols.ts.tofile(fh)
                 cols.score.tofile(fh)
                 fh.write(cols.fail)
-                if cols.ids:
-                    cols.ids.tofile(fh)
         os.replace(tmp, cache_file)
     except OSError:
         pass  # the cache is an optimisation; without it the next run reads everything
@@ -308,13 +307,11 @@ def _load_cache(cache_file: Path) -> Runs | None:
                 return None
             runs = Runs(files=[FileState(**state) for state in header["files"]],
                         warnings=[LineWarning(*w) for w in header["warnings"]])
-            for name, count, last_fail, last_fail_ms, has_ids in header["skills"]:
+            for name, count, last_fail, last_fail_ms in header["skills"]:
                 cols = SkillColumns(last_fail=last_fail, last_fail_ms=last_fail_ms)
                 cols.ts.fromfile(fh, count)
                 cols.score.fromfile(fh, count)
                 cols.fail = bytearray(fh.read(count))
-                if has_ids:
-                    cols.ids.fromfile(fh, count)
                 if len(cols.fail) != count:
                     return None
                 runs.skills[name] = cols
