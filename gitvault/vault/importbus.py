@@ -31,7 +31,7 @@ def imported_keys(vault: Vault, stream: str) -> set[tuple[str, int, Any]]:
     for path in records.stream_files(vault.layout.stream(stream)):
         for _, record, _ in records.iter_file(path):
             origin = record.get("importedFrom") if record else None
-            if isinstance(origin, dict):
+            if record and isinstance(origin, dict):
                 file = str(origin.get("file"))
                 if Path(file).is_absolute() and Path(file).parts[-3:] == RUNS_FILE.parts:
                     file = RUNS_FILE.as_posix()
