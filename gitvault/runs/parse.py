@@ -25,7 +25,7 @@ class _Run(msgspec.Struct, gc=False):
     ts: str
     score: float
     result: Literal[RESULTS]  # type: ignore[valid-type]  # msgspec reads it at run time
-    id: str | None = None
+    id: str = ""  # hash("") is 0: no id
 
 
 _decoder = msgspec.json.Decoder(_Run)
@@ -42,16 +42,18 @@ def parse_block(data: bytes, path: str, first_line: int, runs: Runs,
     bad line is reported with its number."""
     view = memoryview(data)
     start, line = 0, first_line
+    batch = _Batch()  # one for the block: both paths append in line order
     while start < len(data):
         end = data.find(b"\n", start + _PIECE) + 1 or len(data)
         count = data.count(b"\n", start, end)
         records = _one_per_line(data, view, start, end, count)
         if records is None:
-            _parse_lines(data[start:end].split(b"\n"), path, line, runs, per_file)
+            _parse_lines(data[start:end].split(b"\n"), path, line, runs, per_file, batch)
         else:
-            _parse_records(records, path, line, runs, per_file)
+            _parse_records(records, path, line, runs, per_file, batch)
         line += count
         start = end
+    _finish(batch)
     return line - first_line
 
 
@@ -77,7 +79,7 @@ def _one_per_line(data: bytes, view: memoryview, start: int, end: int, count: in
 
 
 class _Batch:
-    """The skills one piece of lines appends to, and whether its runs came in ts order
+    """The skills one block of lines appends to, and whether its runs came in ts order
     (then each skill's new runs are in order too, and only the seams need a look)."""
 
     __slots__ = ("appenders", "last", "ordered")
@@ -89,23 +91,20 @@ class _Batch:
 
 
 def _parse_records(records: list[_Run], path: str, first_line: int, runs: Runs,
-                   per_file: dict[str, SkillColumns]) -> None:
+                   per_file: dict[str, SkillColumns], batch: _Batch) -> None:
     """Append the records of consecutive lines; one that decodes but is still not a run
     (a timestamp no parser reads) is reported with its line number and skipped."""
-    batch = _Batch()
     done = 0
     while (bad := _append(records, done, per_file, batch)) < len(records):
         runs.warnings.append(LineWarning(path, first_line + 1 + bad, _why(records[bad])))
         done = bad + 1
-    _finish(batch)
 
 
 def _parse_lines(lines: list[bytes], path: str, first_line: int, runs: Runs,
-                 per_file: dict[str, SkillColumns]) -> None:
+                 per_file: dict[str, SkillColumns], batch: _Batch) -> None:
     """The slow path: each line decoded on its own. A line the typed decoder refuses
     is decoded again as plain JSON, and taken if it is a run all the same (a repeated
     key whose last value is good, say)."""
-    batch = _Batch()
     for lineno, raw in enumerate(lines, first_line + 1):
         if not raw or raw.isspace():
             continue
@@ -119,7 +118,6 @@ def _parse_lines(lines: list[bytes], path: str, first_line: int, runs: Runs,
             record = [plain]
         if _append(record, 0, per_file, batch) == 0:
             runs.warnings.append(LineWarning(path, lineno, _why(record[0])))
-    _finish(batch)
 
 
 def _append(records: list[_Run], start: int, per_file: dict[str, SkillColumns],
@@ -152,8 +150,7 @@ def _append(records: list[_Run], start: int, per_file: dict[str, SkillColumns],
             add[2](failed)
             if failed and ms >= add[3].last_fail_ms:
                 add[3].last_fail, add[3].last_fail_ms = ts, ms
-            ident = record.id
-            add[5](hash(ident) if ident else 0)  # id_key, inlined
+            add[5](hash(record.id))  # id_key, inlined
         return len(records)
     finally:
         batch.last, batch.ordered = last, ordered
@@ -196,7 +193,7 @@ def _plain(raw: bytes) -> tuple[_Run | None, str]:
         return None, problem
     ident = record.get("id")
     return _Run(record["skill"], record["ts"], float(record["score"]), record["result"],
-                ident if type(ident) is str else None), ""
+                ident if type(ident) is str else ""), ""
 
 
 def _why_not_json(raw: bytes) -> str:
