@@ -9,7 +9,9 @@ ending now, and each tool gets them as it really keeps them:
              node and importedFrom on every record)
   bare       the peer's file copied as is under logs/runs/ (no id, no node): a foreign
              file, the second row
-Then it times whole processes, interleaved so that both tools see the same machine:
+Then it times whole processes, interleaved so that both tools see the same machine
+(medians of --repeat runs; "cpu ratio" compares user + system seconds, which a loaded
+machine disturbs less than wall time):
   record-run                       (one CLI call; target <= 0.8x the peer)
   health, drift on a first run     (.git/gitvault/ removed; target <= 0.25x time,
                                     <= 0.2x peak memory)
@@ -41,7 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.peer import GEN_RUNS, gitvault_cli, gitvault_env, measure, median, peer_cli, table
+from bench.peer import GEN_RUNS, gitvault_cli, gitvault_env, measure, measure_cpu, median, peer_cli, table
 
 OUT = Path(os.environ.get("GITVAULT_BENCH_DIR", Path(tempfile.gettempdir()) / "gitvault-bench"))
 RUNS_FILE = Path("skills") / "self-improving-skills" / "skill-runs.jsonl"
@@ -96,17 +98,17 @@ def setup(count: int, kinds: tuple[str, ...]) -> tuple[Path, dict[str, Path], fl
     return peer_dir, vaults, generated
 
 
-def run_peer(peer_dir: Path, *args: str) -> tuple[float, int, bytes]:
-    elapsed, rss, out, _, _ = measure([*peer_cli(), *args, "--data-dir", str(peer_dir)])
-    return elapsed, rss, out
+def run_peer(peer_dir: Path, *args: str) -> tuple[float, int, bytes, float]:
+    elapsed, rss, out, _, _, cpu = measure_cpu([*peer_cli(), *args, "--data-dir", str(peer_dir)])
+    return elapsed, rss, out, cpu
 
 
-def run_gitvault(vault: Path, *args: str, cold: bool) -> tuple[float, int, bytes]:
+def run_gitvault(vault: Path, *args: str, cold: bool) -> tuple[float, int, bytes, float]:
     if cold:  # the first run after a clone: nothing derived yet
         shutil.rmtree(vault / ".git" / "gitvault", ignore_errors=True)
-    elapsed, rss, out, _, _ = measure([*gitvault_cli(), *args, "--json"], cwd=vault,
-                                      env=gitvault_env())
-    return elapsed, rss, out
+    elapsed, rss, out, _, _, cpu = measure_cpu([*gitvault_cli(), *args, "--json"], cwd=vault,
+                                               env=gitvault_env())
+    return elapsed, rss, out, cpu
 
 
 def same_numbers(command: str, ours: bytes, theirs: bytes) -> bool:
@@ -120,29 +122,32 @@ def bench_size(count: int, repeat: int, kinds: tuple[str, ...]) -> list[list[str
     peer_dir, vaults, generated = setup(count, kinds)
     rows = []
     for command in ("health", "drift"):
-        peer_t, peer_m = [], []
-        times = {(kind, cold): [] for kind in kinds for cold in (True, False)}
-        mems = {(kind, cold): [] for kind in kinds for cold in (True, False)}
+        peer_t, peer_m, peer_c = [], [], []
+        cases = [(kind, cold) for kind in kinds for cold in (True, False)]
+        times: dict[tuple[str, bool], list[float]] = {case: [] for case in cases}
+        mems: dict[tuple[str, bool], list[int]] = {case: [] for case in cases}
+        cpus: dict[tuple[str, bool], list[float]] = {case: [] for case in cases}
         check = dict.fromkeys(kinds, True)
         for _ in range(repeat):  # interleaved, so both see the same machine
-            t, m, theirs = run_peer(peer_dir, command)
+            t, m, theirs, c = run_peer(peer_dir, command)
             peer_t.append(t)
             peer_m.append(m)
-            for kind in kinds:
-                for cold in (True, False):
-                    t, m, ours = run_gitvault(vaults[kind], command, cold=cold)
-                    times[kind, cold].append(t)
-                    mems[kind, cold].append(m)
-                    check[kind] = check[kind] and same_numbers(command, ours, theirs)
+            peer_c.append(c)
+            for kind, cold in cases:
+                t, m, ours, c = run_gitvault(vaults[kind], command, cold=cold)
+                times[kind, cold].append(t)
+                mems[kind, cold].append(m)
+                cpus[kind, cold].append(c)
+                check[kind] = check[kind] and same_numbers(command, ours, theirs)
         if time.time() - generated > GAP_HOURS * 3600:
             check = dict.fromkeys(kinds, False)  # a window edge may have crossed runs
-        pt, pm = median(peer_t), median(peer_m)
-        for kind in kinds:
-            for cold in (True, False):
-                gt, gm = median(times[kind, cold]), median(mems[kind, cold])
-                rows.append([f"{count:,}", kind, f"{command} ({'first' if cold else 'repeat'})",
-                             f"{pt:.3f}", f"{gt:.3f}", f"{gt / pt:.3f}", f"{pm / 1024:.0f}",
-                             f"{gm / 1024:.0f}", f"{gm / pm:.3f}", "yes" if check[kind] else "NO"])
+        pt, pm, pc = median(peer_t), median(peer_m), median(peer_c)
+        for kind, cold in cases:
+            gt, gm, gc = median(times[kind, cold]), median(mems[kind, cold]), median(cpus[kind, cold])
+            rows.append([f"{count:,}", kind, f"{command} ({'first' if cold else 'repeat'})",
+                         f"{pt:.3f}", f"{gt:.3f}", f"{gt / pt:.3f}", f"{pm / 1024:.0f}",
+                         f"{gm / 1024:.0f}", f"{gm / pm:.3f}", f"{gc / pc:.3f}",
+                         "yes" if check[kind] else "NO"])
     shutil.rmtree(OUT / f"case-{count}", ignore_errors=True)
     return rows
 
@@ -153,7 +158,7 @@ def bench_record_run(repeat: int) -> list[str]:
             "--result", "success", "--score", "0.9"]
     peer_t, gv_t, peer_m, gv_m = [], [], [], []
     for _ in range(repeat):
-        t, m, _ = run_peer(peer_dir, *argv)
+        t, m, _, _ = run_peer(peer_dir, *argv)
         peer_t.append(t)
         peer_m.append(m)
         t, m, _, _, _ = measure([*gitvault_cli(), *argv], cwd=vaults["written"], env=gitvault_env())
@@ -162,7 +167,7 @@ def bench_record_run(repeat: int) -> list[str]:
     pt, gt = median(peer_t), median(gv_t)
     return ["-", "written", "record-run", f"{pt:.3f}", f"{gt:.3f}", f"{gt / pt:.3f}",
             f"{median(peer_m) / 1024:.0f}", f"{median(gv_m) / 1024:.0f}",
-            f"{median(gv_m) / median(peer_m):.3f}", "-"]
+            f"{median(gv_m) / median(peer_m):.3f}", "-", "-"]
 
 
 def bench_huge(count: int, repeat: int) -> str:
@@ -175,10 +180,10 @@ def bench_huge(count: int, repeat: int) -> str:
     files = sorted(p.relative_to(vault) for p in (vault / "logs" / "runs").rglob("*.jsonl"))
     first, warm, counted = [], [], 0
     for _ in range(repeat):
-        t, m, out = run_gitvault(vault, "health", cold=True)
+        t, m, out, _ = run_gitvault(vault, "health", cold=True)
         first.append((t, m))
         counted = sum(s["runs"] for s in json.loads(out)["skills"].values())
-        t, m, _ = run_gitvault(vault, "health", cold=False)
+        t, m, _, _ = run_gitvault(vault, "health", cold=False)
         warm.append((t, m))
     shutil.rmtree(vault, ignore_errors=True)
     return (f"{count:,} runs by 10 nodes ({len(files)} files, with ids): health first run "
@@ -201,7 +206,7 @@ def main() -> None:
         parser.error(f"--kinds: {', '.join(KINDS)}")
     peer_cli()
     rows = [["runs", "logs", "command", "peer s", "gitvault s", "time ratio", "peer MB",
-             "gitvault MB", "memory ratio", "same numbers"]]
+             "gitvault MB", "memory ratio", "cpu ratio", "same numbers"]]
     if args.record_runs:
         rows.append(bench_record_run(args.record_runs))
     for size in (int(s) for s in args.sizes.split(",") if s):

@@ -142,6 +142,7 @@ def test_parallel_read_equals_one_process_read(tmp_path: Path, monkeypatch: pyte
     def read(parallel: bool) -> tuple[dict[str, tuple[list[Any], ...]], list[Any]]:
         monkeypatch.setattr(reader, "_PARALLEL_BYTES", 1000 if parallel else 1 << 40)
         monkeypatch.setattr(reader, "_BLOCK", 5000 if parallel else 1 << 30)
+        monkeypatch.setattr(reader, "_JOB_BYTES", 20_000 if parallel else 1 << 40)
         monkeypatch.setattr(reader.os, "cpu_count", lambda: 3)
         runs = reader.load_runs(folder)
         return ({name: (list(c.ts), list(c.score), list(c.fail), list(c.ids), c.last_fail)
