@@ -12,17 +12,26 @@ success rate and Zipf-ish popularity, a few "degrading" (much worse over the las
 days), a few "broken" (their last 3 to 6 runs fail), the rest stable; 12 agents;
 notes empty for most successes, error strings for fails and partials.
 
-The same arguments give the same bytes (stdlib only, one ``random.Random(seed)``).
+``--by-month`` (with ``--with-ids``) makes ``--out`` a folder and writes the log as
+gitvault does: ``OUT/<YYYY-MM>/<NODE>.jsonl``, each line in the month of its ``ts``.
+``--gap-hours H`` leaves no run in the H hours after end - 7 days and after end - 14
+days (the edges of health's and drift's windows), so that tools reading the real
+clock a few minutes apart still see the same runs in each window.
+
+The same arguments give the same bytes (stdlib only, one ``random.Random(seed)``);
+``--with-ids`` and ``--by-month`` change only how the same runs are written.
 ``--end`` defaults to now, floored to the second; the end used is printed to stderr.
 
 Usage: python bench/gen_runs.py --count 1000000 --out runs.jsonl [--seed 42]
        [--skills 50] [--days 30] [--end 2026-11-30T12:00:00.000Z] [--with-ids NODE]
+       [--by-month] [--gap-hours 1]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 from datetime import datetime, timedelta, timezone
@@ -92,11 +101,57 @@ def b32_40(value: int) -> str:
         PAIRS[value & 1023]
 
 
+def _spread(rng: random.Random, count: int, end_ms: int, span: int, gap: int) -> list[int]:
+    """``count`` sorted times uniform over the ``span`` ms before ``end_ms``, none in the
+    ``gap`` ms after end - 7 days and after end - 14 days (the gaps inside the span)."""
+    if not gap:
+        return sorted(end_ms - span + int(rng.random() * span) for _ in range(count))
+    gaps = sorted(start for start in (end_ms - 14 * DAY_MS, end_ms - 7 * DAY_MS)
+                  if end_ms - span <= start and start + gap <= end_ms)
+    free = span - gap * len(gaps)
+    times = sorted(end_ms - span + int(rng.random() * free) for _ in range(count))
+    for start in gaps:  # shift everything from a gap's start past it
+        times = [t + gap if t >= start else t for t in times]
+    return times
+
+
+class _Sink:
+    """Where lines go: one stream, or ``folder/<YYYY-MM>/<node>.jsonl`` by the month of
+    each line's ts (lines come in ts order)."""
+
+    def __init__(self, out_path: str, by_month: str | None) -> None:
+        self.folder, self.node, self.month = (out_path, by_month, None) if by_month else \
+            (None, None, None)
+        self.out = None if by_month else sys.stdout.buffer if out_path == "-" else \
+            open(out_path, "wb")  # noqa: SIM115
+
+    def write(self, chunk: list[str], month: str | None) -> None:
+        if self.folder is not None and month != self.month:
+            self.close()
+            folder = os.path.join(self.folder, month or "")
+            os.makedirs(folder, exist_ok=True)
+            self.out = open(os.path.join(folder, f"{self.node}.jsonl"), "wb")  # noqa: SIM115
+            self.month = month
+        if chunk and self.out is not None:
+            self.out.write("".join(chunk).encode())
+
+    def close(self) -> None:
+        if self.out is not None:
+            self.out.flush()
+            if self.out is not sys.stdout.buffer:
+                self.out.close()
+        self.out = None
+
+
 def generate(count: int, out_path: str, seed: int = 42, skills: int = 50, days: int = 30,
-             end: datetime | str | None = None, with_ids: str | None = None) -> datetime:
-    """Write ``count`` runs to ``out_path`` ('-': stdout); return the end time used."""
-    if count < 0 or skills < 1 or days <= 0:
-        raise ValueError("count must be >= 0, skills >= 1 and days > 0")
+             end: datetime | str | None = None, with_ids: str | None = None,
+             by_month: bool = False, gap_hours: float = 0) -> datetime:
+    """Write ``count`` runs to ``out_path`` ('-': stdout; with ``by_month``, a folder of
+    month folders); return the end time used."""
+    if count < 0 or skills < 1 or days <= 0 or gap_hours < 0:
+        raise ValueError("count must be >= 0, skills >= 1, days > 0 and gap_hours >= 0")
+    if by_month and with_ids is None:
+        raise ValueError("by_month writes <NODE>.jsonl files: it needs with_ids")
     end = parse_end(end)
     rng = random.Random(seed)
     end_ms = (end - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(milliseconds=1)
@@ -111,7 +166,7 @@ def generate(count: int, out_path: str, seed: int = 42, skills: int = 50, days: 
     broken = {s: rng.randint(3, 6) for s in specials[n_degrading:n_degrading + n_broken]}
     weights = list(accumulate(1.0 / (rank + 1) ** 0.9 for rank in range(skills)))
 
-    times = sorted(end_ms - span + int(rng.random() * span) for _ in range(count))
+    times = _spread(rng, count, end_ms, span, int(gap_hours * 3_600_000))
     picks = rng.choices(range(skills), cum_weights=weights, k=count)
     forced: set[int] = set()  # line numbers of the broken skills' last runs
     left = dict(broken)
@@ -136,7 +191,8 @@ def generate(count: int, out_path: str, seed: int = 42, skills: int = 50, days: 
     node_js = enc(with_ids, ensure_ascii=False)  # as gitvault writes it
     rand = rng.random
     days_seen: dict[int, str] = {}
-    out = sys.stdout.buffer if out_path == "-" else open(out_path, "wb")  # noqa: SIM115
+    sink = _Sink(out_path, with_ids if by_month else None)
+    month = None
     try:
         chunk: list[str] = []
         for line, (ms, skill) in enumerate(zip(times, picks, strict=True)):
@@ -145,6 +201,9 @@ def generate(count: int, out_path: str, seed: int = 42, skills: int = 50, days: 
             if prefix is None:
                 prefix = days_seen[day] = (end - timedelta(milliseconds=end_ms - day * DAY_MS)) \
                     .strftime("%Y-%m-%dT")
+                if by_month and prefix[:7] != month:  # the lines so far go to the old month
+                    sink.write(chunk, month)
+                    chunk, month = [], prefix[:7]
             sec, milli = divmod(in_day, 1000)
             ts = f"{prefix}{sec // 3600:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}.{milli:03d}Z"
             worse = skill in degrading and ms >= recent
@@ -173,13 +232,11 @@ def generate(count: int, out_path: str, seed: int = 42, skills: int = 50, days: 
                 ident = f"{PAIRS[ms >> 40]}{b32_40(ms)}{id_part}{b32_40(line)}"
                 chunk.append(f'{{"id":"{ident}",{body},"node":{node_js}}}\n')
             if len(chunk) >= CHUNK:
-                out.write("".join(chunk).encode())
+                sink.write(chunk, month)
                 chunk = []
-        out.write("".join(chunk).encode())
-        out.flush()
+        sink.write(chunk, month)
     finally:
-        if out is not sys.stdout.buffer:
-            out.close()
+        sink.close()
     return end
 
 
@@ -195,8 +252,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--end", help="ISO 8601 UTC end time (default: now, floored to the second)")
     parser.add_argument("--with-ids", metavar="NODE",
                         help="add id and node as gitvault's record-run writes them")
+    parser.add_argument("--by-month", action="store_true",
+                        help="--out is a folder: write OUT/<YYYY-MM>/<NODE>.jsonl (needs --with-ids)")
+    parser.add_argument("--gap-hours", type=float, default=0,
+                        help="no run in the H hours after end - 7 days and end - 14 days")
     args = parser.parse_args(argv)
-    end = generate(args.count, args.out, args.seed, args.skills, args.days, args.end, args.with_ids)
+    if args.by_month and args.with_ids is None:
+        parser.error("--by-month needs --with-ids NODE")
+    end = generate(args.count, args.out, args.seed, args.skills, args.days, args.end, args.with_ids,
+                   args.by_month, args.gap_hours)
     print(f"gen_runs: end={end.strftime('%Y-%m-%dT%H:%M:%S.')}{end.microsecond // 1000:03d}Z "
           f"seed={args.seed} count={args.count}", file=sys.stderr)
 

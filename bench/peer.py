@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -85,7 +86,15 @@ def _tree_rss_kib(root: int) -> int:
 
 def measure(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None,
             check: bool = True) -> tuple[float, int, bytes, bytes, int]:
-    """Run one whole process: (wall seconds, peak memory in KiB, stdout, stderr, exit code).
+    """Run one whole process: (wall seconds, peak memory in KiB, stdout, stderr, exit code)."""
+    elapsed, peak, stdout, stderr, code, _ = measure_cpu(argv, cwd, env, check)
+    return elapsed, peak, stdout, stderr, code
+
+
+def measure_cpu(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None,
+                check: bool = True) -> tuple[float, int, bytes, bytes, int, float]:
+    """Run one whole process: (wall seconds, peak memory in KiB, stdout, stderr, exit code,
+    CPU seconds: user + system of the process and the children it waited for).
 
     Output goes to temp files (no pipe can fill up). Peak memory is the larger of
     wait4's peak RSS (the largest single process) and the summed PSS of the process
@@ -116,10 +125,11 @@ def measure(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None
         stdout, stderr = out.read(), err.read()
     if check and code != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({code}): {stderr.decode()[-500:]}")
-    return elapsed, max(usage.ru_maxrss, peak[0]), stdout, stderr, code
+    return elapsed, max(usage.ru_maxrss, peak[0]), stdout, stderr, code, \
+        usage.ru_utime + usage.ru_stime
 
 
-def median(values: list[float]) -> float:
+def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 

@@ -6,13 +6,14 @@ turns lines into columns, and reader.py reads the files and keeps the parse cach
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import compress, count, islice
+from operator import eq
 from typing import Any
 
 from gitvault.core.records import LineWarning
@@ -112,15 +113,11 @@ class Runs:
 
 
 def id_key(ident: Any) -> int:
-    """A 63-bit key for dedup of records with an id (0 when there is none). A ULID
-    (gitvault's ids: 26 characters, the last 16 random) keys by its last 12
-    characters; any other id by a hash of all of it."""
-    if not ident or type(ident) is not str:
-        return 0
-    if len(ident) == 26 and ident.isascii() and ident.isalnum():
-        return int(ident[-12:], 36) or 1
-    digest = hashlib.blake2b(ident.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") >> 1 or 1
+    """The key by which records with an id are deduplicated (0 when there is none):
+    the string's hash, so a key costs no more than the id the decoder already built.
+    Keys live only while one process tree reads (forked workers share the hash
+    seed); they are never cached."""
+    return hash(ident) if ident and type(ident) is str else 0
 
 
 def check_run(record: Any) -> str | None:
@@ -160,22 +157,38 @@ def _take(cols: SkillColumns, order: list[int]) -> SkillColumns:
 
 
 def _dedup(cols: SkillColumns) -> SkillColumns:
-    """Drop repeated ids (a repeated record has the same ts, so only equal-ts runs of
-    records are compared)."""
-    if not any(cols.ids):
+    """Drop repeated ids, keeping the first in reader order. A repeated record has the
+    same ts, so only runs whose ts equals the one before are looked at: they are
+    found in C (rare at millisecond resolution), and only their groups are compared."""
+    ids, ts = cols.ids, cols.ts
+    if not ids:
         return cols
-    keep: list[int] = []
-    group_ms, seen = None, set[int]()
-    for i, ms in enumerate(cols.ts):
-        if ms != group_ms:
-            group_ms, seen = ms, set[int]()
-        ident = cols.ids[i]
-        if ident:
-            if ident in seen:
-                continue
-            seen.add(ident)
-        keep.append(i)
-    return cols if len(keep) == len(cols) else _take(cols, keep)
+    drop: list[int] = []
+    previous, seen = -2, set[int]()
+    for i in compress(count(1), map(eq, ts, islice(ts, 1, None))):  # ts[i] == ts[i - 1]
+        if i != previous + 1:  # a new group of equal ts, from i - 1
+            seen = {ids[i - 1]}
+        previous = i
+        key = ids[i]
+        if key:
+            if key in seen:
+                drop.append(i)
+            else:
+                seen.add(key)
+    return _without(cols, drop) if drop else cols
+
+
+def _without(cols: SkillColumns, drop: list[int]) -> SkillColumns:
+    """``cols`` less the runs at the (ascending) indexes ``drop``."""
+    out = SkillColumns(last_fail=cols.last_fail, last_fail_ms=cols.last_fail_ms)
+    start = 0
+    for index in [*drop, len(cols)]:
+        out.ts.extend(cols.ts[start:index])
+        out.score.extend(cols.score[start:index])
+        out.fail.extend(cols.fail[start:index])
+        out.ids.extend(cols.ids[start:index])
+        start = index + 1
+    return out
 
 
 def _sorted(cols: SkillColumns) -> SkillColumns:
@@ -229,5 +242,7 @@ def merge(parts: list[dict[str, SkillColumns]]) -> dict[str, SkillColumns]:
                   for piece in (part.pop(name) for part in parts if name in part)]
         cols = pieces[0] if len(pieces) == 1 else _merge_sorted(pieces)
         cols.compact()
-        merged[name] = _dedup(cols)
+        cols = _dedup(cols)
+        cols.ids = array("q")  # keys are per process; appended runs are later (reader.py)
+        merged[name] = cols
     return merged

@@ -6,7 +6,6 @@ read again line by line, so each bad line is reported with its number and reason
 
 from __future__ import annotations
 
-from array import array
 from datetime import datetime
 from itertools import islice
 from typing import Annotated, Any, Literal
@@ -14,7 +13,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from gitvault.core.records import LineWarning, decode_line
-from gitvault.runs.columns import EPOCH, ONE_MS, Runs, SkillColumns, check_run, id_key, ts_ms
+from gitvault.runs.columns import EPOCH, ONE_MS, Runs, SkillColumns, check_run, ts_ms
 from gitvault.runs.record import RESULTS
 
 
@@ -26,7 +25,7 @@ class _Run(msgspec.Struct, gc=False):
     ts: str
     score: float
     result: Literal[RESULTS]  # type: ignore[valid-type]  # msgspec reads it at run time
-    id: Any = None
+    id: str = ""  # hash("") is 0: no id
 
 
 _decoder = msgspec.json.Decoder(_Run)
@@ -43,16 +42,18 @@ def parse_block(data: bytes, path: str, first_line: int, runs: Runs,
     bad line is reported with its number."""
     view = memoryview(data)
     start, line = 0, first_line
+    batch = _Batch()  # one for the block: both paths append in line order
     while start < len(data):
         end = data.find(b"\n", start + _PIECE) + 1 or len(data)
         count = data.count(b"\n", start, end)
         records = _one_per_line(data, view, start, end, count)
         if records is None:
-            _parse_lines(data[start:end].split(b"\n"), path, line, runs, per_file)
+            _parse_lines(data[start:end].split(b"\n"), path, line, runs, per_file, batch)
         else:
-            _parse_records(records, path, line, runs, per_file)
+            _parse_records(records, path, line, runs, per_file, batch)
         line += count
         start = end
+    _finish(batch)
     return line - first_line
 
 
@@ -78,7 +79,7 @@ def _one_per_line(data: bytes, view: memoryview, start: int, end: int, count: in
 
 
 class _Batch:
-    """The skills one piece of lines appends to, and whether its runs came in ts order
+    """The skills one block of lines appends to, and whether its runs came in ts order
     (then each skill's new runs are in order too, and only the seams need a look)."""
 
     __slots__ = ("appenders", "last", "ordered")
@@ -90,24 +91,21 @@ class _Batch:
 
 
 def _parse_records(records: list[_Run], path: str, first_line: int, runs: Runs,
-                   per_file: dict[str, SkillColumns]) -> None:
+                   per_file: dict[str, SkillColumns], batch: _Batch) -> None:
     """Append the records of consecutive lines; one that decodes but is still not a run
     (a timestamp no parser reads) is reported with its line number and skipped."""
-    batch = _Batch()
     done = 0
     while (bad := _append(records, done, per_file, batch)) < len(records):
         clamped = _clamp(records[bad])
         runs.warnings.append(LineWarning(path, first_line + 1 + bad, clamped or _why(records[bad])))
         done = bad if clamped else bad + 1
-    _finish(batch)
 
 
 def _parse_lines(lines: list[bytes], path: str, first_line: int, runs: Runs,
-                 per_file: dict[str, SkillColumns]) -> None:
+                 per_file: dict[str, SkillColumns], batch: _Batch) -> None:
     """The slow path: each line decoded on its own. A line the typed decoder refuses
     is decoded again as plain JSON, and taken if it is a run all the same (a repeated
     key whose last value is good, say)."""
-    batch = _Batch()
     for lineno, raw in enumerate(lines, first_line + 1):
         if not raw or raw.isspace():
             continue
@@ -124,7 +122,6 @@ def _parse_lines(lines: list[bytes], path: str, first_line: int, runs: Runs,
             runs.warnings.append(LineWarning(path, lineno, clamped or _why(record[0])))
             if clamped:
                 _append(record, 0, per_file, batch)
-    _finish(batch)
 
 
 def _append(records: list[_Run], start: int, per_file: dict[str, SkillColumns],
@@ -160,8 +157,7 @@ def _append(records: list[_Run], start: int, per_file: dict[str, SkillColumns],
             add[2](failed)
             if failed and ms >= add[3].last_fail_ms:
                 add[3].last_fail, add[3].last_fail_ms = ts, ms
-            if record.id:
-                _add_id(add[3], record.id)
+            add[5](hash(record.id))  # id_key, inlined
         return len(records)
     finally:
         batch.last, batch.ordered = last, ordered
@@ -171,23 +167,13 @@ def _appender(per_file: dict[str, SkillColumns], skill: str) -> tuple[Any, ...]:
     cols = per_file.get(skill)
     if cols is None:
         cols = per_file[skill] = SkillColumns()
-    return cols.ts.append, cols.score.append, cols.fail.append, cols, len(cols)
-
-
-def _add_id(cols: SkillColumns, ident: Any) -> None:
-    """Key the run just appended (the id column is filled lazily: most runs have none)."""
-    key = id_key(ident)
-    if key:
-        cols.ids.extend(array("q", bytes(8 * (len(cols.ts) - 1 - len(cols.ids)))))
-        cols.ids.append(key)
+    return cols.ts.append, cols.score.append, cols.fail.append, cols, len(cols), cols.ids.append
 
 
 def _finish(batch: _Batch) -> None:
-    """Pad id columns to full length and note whether each skill's runs kept ts order."""
+    """Note whether each skill's runs kept ts order."""
     for add in batch.appenders.values():
         cols, before = add[3], add[4]
-        if cols.ids and len(cols.ids) < len(cols.ts):
-            cols.ids.extend(array("q", bytes(8 * (len(cols.ts) - len(cols.ids)))))
         if not cols.ordered:
             continue
         if batch.ordered:  # the new runs are in order: only the seam with the older ones
@@ -222,8 +208,9 @@ def _plain(raw: bytes) -> tuple[_Run | None, str]:
     problem = check_run(record)
     if problem is not None:
         return None, problem
+    ident = record.get("id")
     return _Run(record["skill"], record["ts"], float(record["score"]), record["result"],
-                record.get("id")), ""
+                ident if type(ident) is str else ""), ""
 
 
 def _why_not_json(raw: bytes) -> str:

@@ -26,10 +26,11 @@ from gitvault.runs.columns import FileState, Runs, SkillColumns, merge
 from gitvault.runs.parse import parse_block
 
 CACHE_NAME = "runs-cache.bin"
-_CACHE_VERSION = 3  # 3: ids other than ULIDs key by a hash of the whole id
+_CACHE_VERSION = 4  # 4: no id column (runs are deduplicated before they are cached)
 _TAIL = 4096  # bytes before a cached size that must be unchanged for an append-only read
 _BLOCK = 1 << 20
 _PARALLEL_BYTES = 4 << 20  # files larger than this (about 25k runs) are split over the cores
+_JOB_BYTES = 16 << 20  # a worker's task: its result (about 2 MB) crosses the pipe alone
 
 
 def _tail_hash(fh: Any, size: int) -> str:
@@ -102,7 +103,9 @@ def _plan(path: str, start: int, first_line: int) -> _Plan | None:
 
 def _shares(plans: list[_Plan], workers: int) -> list[list[tuple[int, int, int]]]:
     """Split the bytes of all plans into ``workers`` shares of about equal size, cut at
-    line starts; each share is a list of (plan index, start, end)."""
+    line starts; each share is a list of (plan index, start, end), with ranges of at
+    most about _JOB_BYTES when there is more than one share (so that no worker holds
+    much more than one range's columns, nor the reader the pickled bytes of more)."""
     total = sum(p.end - p.start for p in plans)
     cuts = [total * k // workers for k in range(1, workers)]
     shares: list[list[tuple[int, int, int]]] = [[] for _ in range(workers)]
@@ -110,6 +113,8 @@ def _shares(plans: list[_Plan], workers: int) -> list[list[tuple[int, int, int]]
     for index, plan in enumerate(plans):
         points = [plan.start]
         inside = [c - before + plan.start for c in cuts if plan.start < c - before + plan.start < plan.end]
+        if workers > 1:
+            inside = sorted({*inside, *range(plan.start + _JOB_BYTES, plan.end, _JOB_BYTES)})
         try:
             with open(plan.path, "rb") as fh:
                 for local in inside:
@@ -148,6 +153,7 @@ def _read_files(requests: list[tuple[str, int, int]], runs: Runs
             futures = [pool.submit(_parse_range, *job[1:]) for job in jobs[len(shares[0]):]]
             results = [_parse_range(*job[1:]) for job in jobs[:len(shares[0])]]
             results += [future.result() for future in futures]
+            del futures  # each held its result
     else:
         results = [_parse_range(*job[1:]) for job in jobs]
     pieces: list[list[tuple[int, tuple[dict[str, SkillColumns], Runs, int]]]] = [[] for _ in plans]
@@ -157,19 +163,25 @@ def _read_files(requests: list[tuple[str, int, int]], runs: Runs
             gone.add(index)
         else:
             pieces[index].append((a, result))
-    combined = [_combine(plan, sorted(mine, key=lambda item: item[0]), runs)
-                for index, (plan, mine) in enumerate(zip(plans, pieces, strict=True))
-                if index not in gone]
+    del results
+    combined = []
+    for index, plan in enumerate(plans):
+        mine, pieces[index] = pieces[index], []
+        if index not in gone:
+            mine.sort(key=lambda item: item[0])
+            combined.append(_combine(plan, mine, runs))
     return [item for item in combined if item is not None]
 
 
 def _combine(plan: _Plan, pieces: list[tuple[int, tuple[dict[str, SkillColumns], Runs, int]]],
              runs: Runs) -> tuple[dict[str, SkillColumns], FileState] | None:
     """One file's ranges, in byte order, as one part and its cache state (None if the
-    file is gone)."""
+    file is gone). ``pieces`` is emptied as they are added."""
     part: dict[str, SkillColumns] = {}
     lines = plan.first_line
-    for _, (piece, found, count) in pieces:
+    pieces.reverse()
+    while pieces:
+        _, (piece, found, count) = pieces.pop()
         runs.warnings.extend(LineWarning(w.file, w.line + lines, w.reason) for w in found.warnings)
         lines += count
         for skill, cols in piece.items():
@@ -271,7 +283,8 @@ def _refresh(cached: Runs, paths: list[str]) -> Runs | None:
     for name, cols in added.items():
         old = skills[name]
         if len(cols) and len(old) and cols.ts[0] <= old.ts[-1]:
-            return None  # new runs interleave with cached ones: read everything again
+            return None  # new runs interleave with cached ones (or repeat one: ids are
+            # not cached): read everything again
         old.extend(cols)
     fresh.skills, fresh.files = skills, states
     fresh.warnings.sort(key=lambda w: (order.get(w.file, -1), w.line))
@@ -285,7 +298,7 @@ def _save_cache(cache_file: Path, runs: Runs) -> None:
     header = json.dumps({
         "version": _CACHE_VERSION,
         "files": [vars(state) for state in runs.files],
-        "skills": [[name, len(c), c.last_fail, c.last_fail_ms, bool(c.ids)]
+        "skills": [[name, len(c), c.last_fail, c.last_fail_ms]
                    for name, c in runs.skills.items()],
         "warnings": [[w.file, w.line, w.reason] for w in runs.warnings],
     }).encode("utf-8")
@@ -298,8 +311,6 @@ def _save_cache(cache_file: Path, runs: Runs) -> None:
                 cols.ts.tofile(fh)
                 cols.score.tofile(fh)
                 fh.write(cols.fail)
-                if cols.ids:
-                    cols.ids.tofile(fh)
         os.replace(tmp, cache_file)
     except OSError:
         pass  # the cache is an optimisation; without it the next run reads everything
@@ -316,13 +327,11 @@ def _load_cache(cache_file: Path) -> Runs | None:
                 return None
             runs = Runs(files=[FileState(**state) for state in header["files"]],
                         warnings=[LineWarning(*w) for w in header["warnings"]])
-            for name, count, last_fail, last_fail_ms, has_ids in header["skills"]:
+            for name, count, last_fail, last_fail_ms in header["skills"]:
                 cols = SkillColumns(last_fail=last_fail, last_fail_ms=last_fail_ms)
                 cols.ts.fromfile(fh, count)
                 cols.score.fromfile(fh, count)
                 cols.fail = bytearray(fh.read(count))
-                if has_ids:
-                    cols.ids.fromfile(fh, count)
                 if len(cols.fail) != count:
                     return None
                 runs.skills[name] = cols

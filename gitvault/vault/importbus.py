@@ -3,8 +3,10 @@ its skill runs (here), its queue, locks and DAG state (queue/busimport.py) and i
 knowledge diffs and state (knowledge/busimport.py).
 
 Each imported record keeps the peer's fields and gains ``importedFrom``
-(``{"file", "line"}``), so importing the same folder again adds nothing. Lines the
-peer would choke on are reported, not imported.
+(``{"file", "line"}``, the file relative to the imported folder: one machine's paths
+do not belong in a shared history), so importing the same folder again, from
+wherever it is, adds nothing. Lines the peer would choke on are reported, not
+imported.
 """
 
 from __future__ import annotations
@@ -20,14 +22,20 @@ from gitvault.vault.facade import Vault
 RUNS_FILE = Path("skills") / "self-improving-skills" / "skill-runs.jsonl"
 
 
-def imported_keys(vault: Vault, stream: str) -> set[tuple[str, int]]:
-    """(file, line) of every record already imported into ``stream``."""
+def imported_keys(vault: Vault, stream: str) -> set[tuple[str, int, Any]]:
+    """(file, line, ts) of every record already imported into ``stream``. A file
+    recorded as an absolute path (imports before the paths were relative) counts as
+    the runs file of whichever folder it was; the ts tells that folder's lines apart
+    from another folder's."""
     keys = set()
     for path in records.stream_files(vault.layout.stream(stream)):
         for _, record, _ in records.iter_file(path):
             origin = record.get("importedFrom") if record else None
-            if isinstance(origin, dict):
-                keys.add((str(origin.get("file")), int(origin.get("line") or 0)))
+            if record and isinstance(origin, dict):
+                file = str(origin.get("file"))
+                if Path(file).is_absolute() and Path(file).parts[-3:] == RUNS_FILE.parts:
+                    file = RUNS_FILE.as_posix()
+                keys.add((file, int(origin.get("line") or 0), record.get("ts")))
     return keys
 
 
@@ -64,6 +72,7 @@ def import_runs(vault: Vault, data_dir: Path) -> dict[str, Any]:
     if not source.is_file():
         return result
     done = imported_keys(vault, "runs")
+    origin = RUNS_FILE.as_posix()
     batches: dict[Path, list[dict[str, Any]]] = {}
     for line, record, problem in records.iter_file(source):
         if problem is None and record is not None:
@@ -72,14 +81,14 @@ def import_runs(vault: Vault, data_dir: Path) -> dict[str, Any]:
             result["warnings"].append(str(records.LineWarning(str(source), line, problem or "?")))
             result["runs"]["bad"] += 1
             continue
-        if (str(source), line) in done:
+        if (origin, line, record["ts"]) in done:
             result["runs"]["skipped"] += 1
             continue
         ms = columns.ts_ms(record["ts"])
         assert ms is not None
         month = record["ts"][:7] if record["ts"][4:5] == "-" else "imported"
-        entry = records.stamp({**record, "importedFrom": {"file": str(source), "line": line}},
-                            vault.node)
+        entry = records.stamp({**record, "importedFrom": {"file": origin, "line": line}},
+                              vault.node)
         path = vault.layout.stream("runs") / month / f"{vault.node}.jsonl"
         batches.setdefault(path, []).append(entry)
         result["runs"]["imported"] += 1

@@ -170,13 +170,62 @@ def test_import_bus_twice_adds_nothing(gv: Runner, vault: Path, tmp_path: Path) 
     assert first["runs"] == {"imported": 1, "skipped": 0, "bad": 1}
     assert first["warnings"] and ":2: " in first["warnings"][0]
     (line,) = runs_lines(vault)
-    assert line["importedFrom"] == {"file": str(runs_file.resolve()), "line": 1}
+    assert line["importedFrom"] == {"file": "skills/self-improving-skills/skill-runs.jsonl",
+                                    "line": 1}
     again = gv.ok("import-bus", str(data_dir), "--json").json()
     assert again["runs"] == {"imported": 0, "skipped": 1, "bad": 1}
     assert len(runs_lines(vault)) == 1
     assert gv("import-bus", str(tmp_path / "nowhere")).code == 2
     (tmp_path / "not-bus").mkdir()
     assert gv("import-bus", str(tmp_path / "not-bus")).code == 2
+
+
+def committed_runs(gv: Runner, root: Path) -> list[dict]:
+    """The runs records in the vault's last commit, ids aside (each import makes its own)."""
+    gv.ok("commit", cwd=root)
+    names = gv.git("ls-files", "logs/runs", cwd=root).split()
+    return [{k: v for k, v in json.loads(line).items() if k != "id"}
+            for name in sorted(names) if name.endswith(".jsonl")
+            for line in gv.git("show", f"HEAD:{name}", cwd=root).splitlines()]
+
+
+def test_import_bus_records_no_path_of_this_machine(gv: Runner, tmp_path: Path) -> None:
+    """The same folder imported from two places gives the same committed records, and
+    importing it again from the other place, or a folder of other runs, adds only
+    what is new."""
+    runs = [{"ts": f"2026-11-{day}T10:00:00.000Z", "agent": "a", "skill": "s", "task": "t",
+             "result": "success", "score": 0.5, "notes": ""} for day in (28, 29, 30)]
+    here, there = tmp_path / "here" / "bus", tmp_path / "over" / "there" / "bus"
+    write_runs(here, runs)
+    write_runs(there, runs)
+    one, two = tmp_path / "one", tmp_path / "two"
+    for root, folder in ((one, here), (two, there)):
+        gv.ok("init", str(root))
+        assert gv.ok("import-bus", str(folder), "--json", cwd=root).json()["runs"]["imported"] == 3
+    assert committed_runs(gv, one) == committed_runs(gv, two)
+    assert str(tmp_path) not in gv.git("log", "-p", cwd=one)
+    assert gv.ok("import-bus", str(there), "--json", cwd=one).json()["runs"] == \
+        {"imported": 0, "skipped": 3, "bad": 0}
+    other = tmp_path / "other" / "bus"
+    write_runs(other, [{**runs[0], "ts": "2026-11-27T10:00:00.000Z"}, *runs[1:],
+                       {**runs[0], "ts": "2026-11-30T11:00:00.000Z"}])
+    assert gv.ok("import-bus", str(other), "--json", cwd=one).json()["runs"] == \
+        {"imported": 2, "skipped": 2, "bad": 0}
+    assert len(committed_runs(gv, one)) == 5
+
+
+def test_import_bus_knows_runs_imported_with_an_absolute_path(gv: Runner, vault: Path,
+                                                             tmp_path: Path) -> None:
+    """Runs imported before importedFrom was relative are not imported again."""
+    run = {"ts": "2026-11-29T10:00:00.000Z", "agent": "a", "skill": "s", "task": "t",
+           "result": "success", "score": 0.5, "notes": ""}
+    runs_file = write_runs(tmp_path / "bus", [run, {**run, "ts": "2026-11-30T10:00:00.000Z"}])
+    old = vault / "logs" / "runs" / "2026-11" / "test-node.jsonl"
+    old.parent.mkdir(parents=True)
+    old.write_text(json.dumps({"id": "01KB0000000000000000000000", **run, "importedFrom": {
+        "file": str(runs_file.resolve()), "line": 1}, "node": "test-node"}) + "\n")
+    assert gv.ok("import-bus", str(tmp_path / "bus"), "--json").json()["runs"] == \
+        {"imported": 1, "skipped": 1, "bad": 0}
 
 
 def test_lifecycle_marks_idle_and_failing_skills_stale(gv: Runner, vault: Path) -> None:

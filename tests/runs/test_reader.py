@@ -142,6 +142,7 @@ def test_parallel_read_equals_one_process_read(tmp_path: Path, monkeypatch: pyte
     def read(parallel: bool) -> tuple[dict[str, tuple[list[Any], ...]], list[Any]]:
         monkeypatch.setattr(reader, "_PARALLEL_BYTES", 1000 if parallel else 1 << 40)
         monkeypatch.setattr(reader, "_BLOCK", 5000 if parallel else 1 << 30)
+        monkeypatch.setattr(reader, "_JOB_BYTES", 20_000 if parallel else 1 << 40)
         monkeypatch.setattr(reader.os, "cpu_count", lambda: 3)
         runs = reader.load_runs(folder)
         return ({name: (list(c.ts), list(c.score), list(c.fail), list(c.ids), c.last_fail)
@@ -293,3 +294,70 @@ def test_skill_order_is_the_same_from_the_cache_and_from_scratch(tmp_path: Path)
     with log.open("a") as fh:
         fh.write(_run_line("newest", "2026-11-29T13:00:00Z") + _run_line("late", "2026-11-29T14:00:00Z"))
     assert list(reader.load_runs(folder, cache).skills) == list(reader.load_runs(folder).skills)
+
+
+def _ulid_lines(node: str, skill: str, stamps: list[str], seed: int) -> list[str]:
+    """Run lines as record-run writes them: a ULID, the record, the node."""
+    rng = random.Random(seed)
+    lines = []
+    for ts in stamps:
+        record = {"id": "01KB" + "".join(rng.choice("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+                                         for _ in range(22)),
+                  "ts": ts, "skill": skill, "result": rng.choice(["success", "fail"]),
+                  "score": rng.random(), "node": node}
+        lines.append(json.dumps(record) + "\n")
+    return lines
+
+
+def _counts(folder: Path, cache: Path | None = None) -> dict[str, int]:
+    return {name: len(cols) for name, cols in reader.load_runs(folder, cache).skills.items()}
+
+
+def test_a_copied_file_adds_no_runs(tmp_path: Path) -> None:
+    """The same records in two files (a node's file copied, under its own name in
+    another folder or under another node's name) count once, from the cache too."""
+    folder, cache = tmp_path / "runs", tmp_path / "cache.bin"
+    stamps = [f"2026-11-29T10:00:0{i % 3}.000Z" for i in range(9)]  # equal ts in groups
+    lines = _ulid_lines("n1", "s", stamps, 1)
+    (folder / "2026-11").mkdir(parents=True)
+    (folder / "2026-11" / "n1.jsonl").write_text("".join(lines))
+    assert _counts(folder, cache) == {"s": 9}
+    (folder / "copy").mkdir()
+    (folder / "copy" / "n1.jsonl").write_text("".join(lines))
+    (folder / "2026-11" / "n2.jsonl").write_text("".join(lines[3:]) + "".join(
+        _ulid_lines("n2", "s", stamps[:2], 2)))
+    assert _counts(folder) == _counts(folder, cache) == {"s": 11}
+
+
+def test_repeated_ids_are_dropped_wherever_they_are(tmp_path: Path) -> None:
+    """Ids that are not ULIDs dedup the same way; a repeat in the same file, or one
+    appended after the cache was written, is dropped; equal ts with other ids count."""
+    folder, cache = tmp_path / "runs", tmp_path / "cache.bin"
+    folder.mkdir()
+    log = folder / "a.jsonl"
+    ts = "2026-11-29T10:00:00Z"
+    log.write_text(_run_line("s", ts, "run-1") + _run_line("s", ts, "run-2") +
+                   _run_line("s", ts, "run-1") + _run_line("s", ts) + _run_line("s", ts) +
+                   _run_line("t", ts, "run-1"))
+    assert _counts(folder, cache) == {"s": 4, "t": 1}
+    with log.open("a") as fh:
+        fh.write(_run_line("s", ts, "run-2") + _run_line("s", "2026-11-29T11:00:00Z", "run-3"))
+    assert _counts(folder, cache) == _counts(folder) == {"s": 5, "t": 1}
+    (folder / "b.jsonl").write_text(_run_line("s", "2026-11-29T11:00:00Z", "run-3") +
+                                    _run_line("s", "2026-11-29T11:00:00.000+00:00", "run-4"))
+    assert _counts(folder, cache) == _counts(folder) == {"s": 6, "t": 1}
+
+
+def test_dedup_keeps_the_first_of_each_id_in_reader_order() -> None:
+    """Among runs of equal ts, the first of each id stays, in place; the others go."""
+    cols = SkillColumns()
+    rows = [(1, 0.1, 7), (2, 0.2, 7), (2, 0.3, 8), (2, 0.4, 7), (2, 0.5, 0), (2, 0.6, 0),
+            (2, 0.7, 8), (3, 0.8, 7), (3, 0.9, 7), (4, 1.0, 9)]
+    for ms, score, key in rows:
+        cols.ts.append(ms)
+        cols.score.append(score)
+        cols.fail.append(0)
+        cols.ids.append(key)
+    out = columns._dedup(cols)
+    assert list(out.score) == [0.1, 0.2, 0.3, 0.5, 0.6, 0.8, 1.0]
+    assert list(out.ts) == [1, 2, 2, 2, 2, 3, 4] and len(out.ids) == len(out.fail) == 7
