@@ -39,6 +39,8 @@ class LazyGroup(click.Group):
         "outcome": "gitvault.cli.retrieval:outcome",
         "watch": "gitvault.cli.knowledge:watch",
         "diffs": "gitvault.cli.knowledge:diffs",
+        "export": "gitvault.cli.interchange:export",
+        "import": "gitvault.cli.interchange:import_",
     }
 
     # What `gitvault --help` lists, so it need not import every command module.
@@ -59,6 +61,8 @@ class LazyGroup(click.Group):
         "outcome": "Record whether an injection's task succeeded.",
         "watch": "Check the knowledge sources that are due; route changes.",
         "diffs": "Knowledge diff statistics, or the unprocessed diffs.",
+        "export": "Export active skills as Agent Skills folders or an index.",
+        "import": "Import Agent Skills folders (.claude/skills, ...).",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
