@@ -41,6 +41,7 @@ class LazyGroup(click.Group):
         "diffs": "gitvault.cli.knowledge:diffs",
         "export": "gitvault.cli.interchange:export",
         "import": "gitvault.cli.interchange:import_",
+        "mcp": "gitvault.cli.mcp_cmd:mcp",
     }
 
     # What `gitvault --help` lists, so it need not import every command module.
@@ -63,6 +64,7 @@ class LazyGroup(click.Group):
         "diffs": "Knowledge diff statistics, or the unprocessed diffs.",
         "export": "Export active skills as Agent Skills folders or an index.",
         "import": "Import Agent Skills folders (.claude/skills, ...).",
+        "mcp": "Serve the vault to an MCP client on stdio.",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
