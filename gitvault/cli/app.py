@@ -42,6 +42,7 @@ class LazyGroup(click.Group):
         "export": "gitvault.cli.interchange:export",
         "import": "gitvault.cli.interchange:import_",
         "mcp": "gitvault.cli.mcp_cmd:mcp",
+        "agent-skill": "gitvault.cli.interchange:agent_skill",
     }
 
     # What `gitvault --help` lists, so it need not import every command module.
@@ -65,6 +66,7 @@ class LazyGroup(click.Group):
         "export": "Export active skills as Agent Skills folders or an index.",
         "import": "Import Agent Skills folders (.claude/skills, ...).",
         "mcp": "Serve the vault to an MCP client on stdio.",
+        "agent-skill": "Install the agent-facing gitvault skill for an agent.",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

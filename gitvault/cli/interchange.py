@@ -113,3 +113,29 @@ def import_(directory: str, update: bool, unsafe_no_sandbox: bool) -> None:
         click.echo(f"gitvault: error: the verification gate refused "
                    f"{len(result['refused'])} skill(s); the others were imported", err=True)
         raise click.exceptions.Exit(1)
+
+
+@click.command("agent-skill")
+@click.argument("directory", required=False, default=".claude/skills",
+                type=click.Path(file_okay=False))
+@global_options
+def agent_skill(directory: str) -> None:
+    """Install the agent-facing gitvault skill into an agent's skills folder.
+
+    Writes DIRECTORY/gitvault/SKILL.md (default: .claude/skills, for Claude Code; use
+    .agents/skills or .codex/skills for others): it teaches an agent when to call
+    context, outcome, record-run and skill patch / tool. Never into the vault's own
+    skills/ (it would compete in retrieval), and never over a file it would change."""
+    from gitvault.core.paths import find_vault
+    from gitvault.core.shipped import shipped
+    from gitvault.errors import NotFound
+    from gitvault.skills.agentskills import AGENT_SKILL
+    from gitvault.skills.agentskills import install_agent_skill as install
+
+    try:
+        vault_skills: Path | None = find_vault(state().vault_path) / "skills"
+    except NotFound:
+        vault_skills = None  # no vault here: nothing to keep it out of
+    source = shipped("templates") / "agent-skill" / AGENT_SKILL
+    target, action = install(source, Path(directory), vault_skills)
+    emit({"status": action, "path": str(target)}, f"{action} {target / 'SKILL.md'}")

@@ -250,3 +250,34 @@ def write_index(target: Path, block: str) -> str:
     if new != old:
         write_atomic(target, new)
     return action
+
+
+# -- the agent-facing skill ---------------------------------------------------------------
+AGENT_SKILL = "gitvault"
+
+
+def install_agent_skill(source: Path, skills_dir: Path, vault_skills: Path | None
+                        ) -> tuple[Path, str]:
+    """Copy the agent-facing skill folder ``source`` to ``skills_dir/gitvault/``:
+    (folder, "installed" | "unchanged"). Refused inside the vault's own ``skills/``
+    (it would compete in retrieval) and over a file it would change."""
+    target = skills_dir / AGENT_SKILL
+    if vault_skills is not None:
+        inside = target.resolve()
+        base = vault_skills.resolve()
+        if inside == base or base in inside.parents:
+            raise InvalidInput(f"{target} is inside the vault's own skills/ folder, where the "
+                               "agent skill would compete in retrieval: give an agent's "
+                               "skills folder (such as .claude/skills)")
+    files = {rel: path.read_bytes() for rel, path in folder_files(source)}
+    refused = [why for rel, data in files.items()
+               if (why := _refusal(target / rel, data, None)) is not None]
+    if refused:
+        raise InvalidInput("; ".join(refused).replace("the file gitvault exported",
+                                                      "gitvault's agent skill"))
+    changed = False
+    for rel, data in files.items():
+        if not (target / rel).is_file():
+            write_bytes(target / rel, data)
+            changed = True
+    return target, "installed" if changed else "unchanged"

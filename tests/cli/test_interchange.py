@@ -200,3 +200,33 @@ def test_agents_md_index_most_used_first_within_budget(gv: Runner, vault: Path,
     assert small["chars"] <= 500 and small["omitted"] >= 1 and small["action"] == "updated"
     assert path.read_text().count("gitvault:skills:begin") == 1
     assert "Own notes." in path.read_text()
+
+
+def test_the_agent_skill_passes_the_validator_and_installs_once(gv: Runner, vault: Path,
+                                                                tmp_path: Path) -> None:
+    from tests.conftest import REPO
+
+    template = REPO / "templates" / "agent-skill" / "gitvault"
+    checked = validate(template)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    text = (template / "SKILL.md").read_text()
+    for command in ("gitvault context", "gitvault outcome", "gitvault record-run",
+                    "gitvault skill patch", "gitvault tool", "skill_context", "skill_outcome"):
+        assert command in text, command
+    data = gv.ok("--json", "agent-skill").json()
+    installed = vault / ".claude" / "skills" / "gitvault" / "SKILL.md"
+    assert data == {"status": "installed", "path": ".claude/skills/gitvault"}
+    assert installed.read_text() == text
+    assert gv.ok("--json", "agent-skill").json()["status"] == "unchanged"
+    codex = tmp_path / "proj" / ".codex" / "skills"
+    gv.ok("agent-skill", str(codex))
+    assert validate(codex / "gitvault").returncode == 0
+    refused = gv("agent-skill", "skills")
+    assert refused.code == 2 and "inside the vault's own skills/ folder" in refused.err
+    assert not (vault / "skills" / "gitvault").exists()
+    installed.write_text("my own edits\n")
+    again = gv("agent-skill")
+    assert again.code == 2 and "left as is" in again.err
+    assert installed.read_text() == "my own edits\n"
+    names = [r["name"] for r in gv.ok("--json", "skill", "list").json()["skills"]]
+    assert "gitvault" not in names  # never part of the vault's own skills
