@@ -25,7 +25,8 @@ def mcp() -> None:
     except ImportError as exc:
         from gitvault.errors import GitvaultError
 
-        raise GitvaultError(f"'gitvault mcp' needs the MCP SDK ({exc.name} is missing): "
+        missing = (exc.name or "mcp").split(".")[0]
+        raise GitvaultError(f"'gitvault mcp' needs the MCP SDK ({missing} is missing): "
                             "pip install 'gitvault[mcp]'") from None
     from gitvault.cli import hot
     from gitvault.cli.report import describe

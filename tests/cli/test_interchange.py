@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from gitvault.skills.agentskills import CODE_UNSERVED
 from tests.cli.test_code_skills import EXAMPLE, SKILL, TESTS
+from tests.cli.test_code_skills import create as create_code_skill
 from tests.conftest import Runner, snapshot
 
 VALIDATOR = Path(sys.executable).parent / "agentskills"
@@ -62,6 +64,10 @@ def test_export_writes_folders_the_reference_validator_accepts(gv: Runner, vault
     assert "metadata:\n  version: '1'\n  kind: procedure\n" in text  # block style, strings
     assert "{" not in text.split("---")[1]
     assert not (out / "old-way").exists()
+    assert create_code_skill(gv, tmp_path, "slugify").code == 0
+    data = gv.ok("--json", "export", str(out)).json()
+    assert data["skipped"] == [{"name": "slugify", "reason": CODE_UNSERVED}]
+    assert not (out / "slugify").exists()
 
 
 def test_import_a_claude_skills_folder_keeps_keys_and_files(gv: Runner, vault: Path,

@@ -33,3 +33,13 @@ def test_help_and_record_run_do_not_import_the_mcp_sdk(gv: Runner, vault: Path) 
     assert loaded_mcp(gv, "mcp", "--help") == ""
     assert loaded_mcp(gv, "record-run", "--skill", "s", "--score", "1") == ""
     assert loaded_mcp(gv, "record-run", "--skill", "s", "--score", "1", "--json") == ""
+
+
+def test_without_the_sdk_mcp_says_how_to_get_it(gv: Runner, vault: Path) -> None:
+    code = ("import sys; sys.modules['mcp'] = None; from gitvault.cli.main import main; "
+            "main(['mcp'])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=gv.cwd, env=gv.env, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("gitvault: error: 'gitvault mcp' needs the MCP SDK (mcp is "
+                                   "missing): pip install 'gitvault[mcp]'")
