@@ -112,9 +112,11 @@ def _manifest(dest: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
 
 
-def _refusal(target: Path, data: bytes, ours: str | None) -> str | None:
-    """Why ``target`` may not be written with ``data``, or None."""
+def _refusal(target: Path, data: bytes, ours: str | None, base: Path) -> str | None:
+    """Why ``target`` (below ``base``) may not be written with ``data``, or None."""
     for parent in [target, *target.parents]:
+        if parent == base.parent:
+            break
         if parent.is_symlink():
             return f"{parent} is a symlink (not followed)"
     if not target.exists():
@@ -146,7 +148,7 @@ def export_folders(skills: list[tuple[Skill, Path]], dest: Path, *,
                       if rel != SKILL_FILE})
         refused = [why for rel, data in files.items()
                    if (why := _refusal(dest / skill.name / rel, data,
-                                       manifest.get(f"{skill.name}/{rel}"))) is not None]
+                                       manifest.get(f"{skill.name}/{rel}"), dest)) is not None]
         if refused:
             skipped.append({"name": skill.name, "reason": "; ".join(refused)})
             continue
@@ -271,7 +273,7 @@ def install_agent_skill(source: Path, skills_dir: Path, vault_skills: Path | Non
                                "skills folder (such as .claude/skills)")
     files = {rel: path.read_bytes() for rel, path in folder_files(source)}
     refused = [why for rel, data in files.items()
-               if (why := _refusal(target / rel, data, None)) is not None]
+               if (why := _refusal(target / rel, data, None, skills_dir)) is not None]
     if refused:
         raise InvalidInput("; ".join(refused).replace("the file gitvault exported",
                                                       "gitvault's agent skill"))

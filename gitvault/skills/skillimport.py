@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitvault.core.clock import now_seconds
+from gitvault.core.files import read_text
 from gitvault.errors import CheckFailed, InvalidInput
 from gitvault.gate.scan import FILES as CODE_FILES
 from gitvault.skills import codegate
@@ -72,6 +73,9 @@ def import_skills(store: SkillStore, src: Path, *, update: bool = False,
             report["refused"].append({"path": where, "reason": str(exc)})
         except InvalidInput as exc:
             report["skipped"].append({"path": where, "reason": str(exc)})
+        except OSError as exc:  # an unreadable file: this skill is skipped, not the rest
+            report["skipped"].append({"path": where, "reason": f"{exc.filename}: "
+                                      f"{exc.strerror or exc}"})
     return report
 
 
@@ -79,8 +83,7 @@ def _parse(folder: Path, report: dict[str, Any]) -> tuple[Skill, set[str]]:
     """The skill of ``folder`` with the front-matter name normalised, and the metadata
     keys its file states itself."""
     source = str(folder / SKILL_FILE)
-    data, body = front_matter((folder / SKILL_FILE).read_bytes().decode("utf-8", "strict"),
-                              source)
+    data, body = front_matter(read_text(folder / SKILL_FILE), source)
     raw = data.get("name")
     name = normalize_name(str(raw) if raw is not None else folder.name)
     try:

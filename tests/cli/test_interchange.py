@@ -45,6 +45,9 @@ def claude_folder(root: Path) -> Path:
     (skills / "notes").mkdir()  # no SKILL.md
     (skills / "broken").mkdir()
     (skills / "broken" / "SKILL.md").write_text("---\nname: Bad Name!\ndescription: x\n---\n")
+    (skills / "latin1").mkdir()
+    (skills / "latin1" / "SKILL.md").write_bytes(b"---\nname: latin1\ndescription: caf\xe9\n---\n")
+    (skills / "linked").symlink_to(review)
     return skills
 
 
@@ -84,6 +87,8 @@ def test_import_a_claude_skills_folder_keeps_keys_and_files(gv: Runner, vault: P
     reasons = {Path(s["path"]).name: s["reason"] for s in data["skipped"]}
     assert reasons["notes"] == "no SKILL.md"
     assert "invalid skill name 'Bad Name!'" in reasons["broken"]
+    assert "UTF-8" in reasons["latin1"]
+    assert reasons["linked"] == "symlink: not followed"
     folder = vault / "skills" / "pdf-tools"
     assert (folder / "scripts" / "fill.py").read_text() == "import sys\nprint(sys.argv)\n"
     assert (folder / "references" / "FORMS.md").is_file()
