@@ -12,6 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitvault.errors import InvalidInput
+from gitvault.queue.state import PRIORITIES
+from gitvault.runs.record import RESULTS
+from gitvault.skills.model import KINDS, PROVENANCES, STATES
+from gitvault.vault.tool import ACTIONS
 
 OpenVault = Callable[[], Any]
 RunHot = Callable[[str, dict[str, Any]], Any]
@@ -131,22 +135,22 @@ TOOLS: list[Tool] = [
          "Call it with action 'patch' after a task taught you a better procedure, or "
          "'create' for a new one; each change is a new skill version and a git commit. "
          "'create' on an existing name changes nothing; 'patch' falls back to create.",
-         {"action": _s("What to do.", enum=["create", "patch", "search", "list"]),
+         {"action": _s("What to do.", enum=list(ACTIONS)),
           "name": _s("The skill's name: lowercase letters, digits and hyphens."),
           "trigger": _s("When an agent should use the skill (defaults to the description)."),
           "description": _s("What the skill does and when to use it (at most 1024 "
                             "characters, no angle brackets); defaults to the trigger."),
           "content": _s("The skill's markdown body: the steps."),
-          "kind": _s("procedure, code or lesson.", enum=["procedure", "code", "lesson"]),
+          "kind": _s(", ".join(KINDS) + ".", enum=list(KINDS)),
           "tags": _list_or_text("Tags"),
-          "provenance": _s("Who wrote it.", enum=["agent", "curator", "human"]),
+          "provenance": _s("Who wrote it.", enum=list(PROVENANCES)),
           "sensitive": {"type": "boolean", "description": "Never auto-edited when true."},
           "code": _s("Code skills: skill.py (checked by the verification gate)."),
           "tests": _s("Code skills: test_skill.py, plain asserts."),
           "example": _s("Code skills: example.py, one example call."),
           "query": _s("action 'search': what to look for."),
           "k": {"type": "integer", "minimum": 1, "description": "action 'search': how many."},
-          "state": _s("action 'list': active, stale, archived or all.")},
+          "state": _s("action 'list': " + ", ".join(STATES) + " or all.")},
          _skill_patch, ("action",)),
     Tool("skill_search",
          "Rank the vault's skills for a query, best first (BM25 boosted by past success). "
@@ -178,7 +182,7 @@ TOOLS: list[Tool] = [
          {"agent": _s("Who ran the skill (default 'default')."),
           "skill": _s("The skill that ran."),
           "task": _s("What the run was for."),
-          "result": _s("success, partial or fail.", enum=["success", "partial", "fail"]),
+          "result": _s(", ".join(RESULTS) + ".", enum=list(RESULTS)),
           "score": {"type": "number", "minimum": 0, "maximum": 1,
                     "description": "How well it went, 0 to 1 (clamped)."},
           "notes": _s("Free text; secrets are redacted.")},
@@ -188,8 +192,7 @@ TOOLS: list[Tool] = [
          "as a duplicate). Returns {status: 'enqueued', pr} or {status: 'duplicate', ...}.",
          {"task": _s("What to do."),
           "source": _s("Where it comes from (human, cron, webhook, ...)."),
-          "priority": _s("critical, high, medium or low.",
-                         enum=["critical", "high", "medium", "low"]),
+          "priority": _s(", ".join(PRIORITIES) + ".", enum=list(PRIORITIES)),
           "agent": _s("The agent that should run it."),
           "context": _s("Background or the reason for it."),
           "deadline": _s("immediate, 24h, week-end, next-cycle, none or an ISO 8601 time."),
