@@ -50,3 +50,10 @@ class GitError(GitvaultError):
     """A git command failed in a way the user must look at."""
 
     code = "git"
+
+
+class LLMError(GitvaultError):
+    """The LLM provider is missing, failed, or answered something gitvault cannot use
+    (exit 2; nothing changed)."""
+
+    code = "llm"

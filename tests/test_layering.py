@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gitvault"
 LAYERS: list[set[str]] = [
     {"errors"},
     {"core"},
-    {"skills", "retrieval", "runs", "queue", "gate", "knowledge"},
+    {"skills", "retrieval", "runs", "queue", "gate", "knowledge", "llm"},
     {"hooks"},
     {"vault"},
     {"__init__"},
@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
 OWNERS = {"click": {"gitvault/cli"}, "frontmatter": {"gitvault/skills/model.py"},
           "yaml": {"gitvault/core/config.py", "gitvault/skills/model.py"},
           "msgspec": {"gitvault/runs/parse.py"}, "rich": {"gitvault/runs/dashboard.py"},
-          "mcp": {"gitvault/mcp"}}
+          "mcp": {"gitvault/mcp"}, "llm": {"gitvault/llm/providers.py"}}
 
 
 def modules() -> dict[str, Path]:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import click
 
-from gitvault.cli.common import global_options, state, wants_json
+from gitvault.cli.common import global_options, reset, state, wants_json
 from gitvault.cli.hot import COMMANDS as HOT
 from gitvault.cli.report import fail, report
 
@@ -39,6 +39,10 @@ class LazyGroup(click.Group):
         "outcome": "gitvault.cli.retrieval:outcome",
         "watch": "gitvault.cli.knowledge:watch",
         "diffs": "gitvault.cli.knowledge:diffs",
+        "extract": "gitvault.cli.llm:extract",
+        "curate": "gitvault.cli.llm:curate",
+        "improve": "gitvault.cli.llm:improve",
+        "improvements": "gitvault.cli.llm:improvements",
         "export": "gitvault.cli.interchange:export",
         "import": "gitvault.cli.interchange:import_",
         "mcp": "gitvault.cli.mcp_cmd:mcp",
@@ -63,6 +67,10 @@ class LazyGroup(click.Group):
         "outcome": "Record whether an injection's task succeeded.",
         "watch": "Check the knowledge sources that are due; route changes.",
         "diffs": "Knowledge diff statistics, or the unprocessed diffs.",
+        "extract": "Extract a reusable skill from a session summary with the LLM.",
+        "curate": "Curate skills with the LLM: merge overlapping ones.",
+        "improve": "Improve flagged skills with the LLM; judge earlier changes.",
+        "improvements": "The improvement records (as skill-improvements.md).",
         "export": "Export active skills as Agent Skills folders or an index.",
         "import": "Import Agent Skills folders (.claude/skills, ...).",
         "mcp": "Serve the vault to an MCP client on stdio.",
@@ -125,6 +133,7 @@ def main(argv: list[str] | None = None) -> Any:
     as_json = "--json" in args
     if not args:
         args = ["--help"]
+    reset()
     try:
         code = cli.main(args=args, prog_name="gitvault", standalone_mode=False)
     except click.UsageError as exc:

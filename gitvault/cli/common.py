@@ -46,6 +46,12 @@ def state() -> State:
     return root.obj
 
 
+def reset() -> None:
+    """Forget the last run's global options (a long-lived caller runs many)."""
+    global _current
+    _current = None
+
+
 def wants_json() -> bool:
     """Whether the command being run asked for JSON (for errors raised out of it)."""
     return _current is not None and _current.json

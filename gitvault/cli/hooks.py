@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitvault.cli.common import emit, global_options, note, state
+from gitvault.cli.common import emit, global_options, note, state, warn
 from gitvault.hooks.shims import HOOKS
 
 if TYPE_CHECKING:
@@ -64,6 +64,9 @@ def run(hook: str, args: tuple[str, ...], unsafe_no_sandbox: bool) -> None:
     from gitvault.hooks import checks
 
     vault, top = _top()
+    if hook == "post-merge":
+        _regate(vault, unsafe_no_sandbox)
+        return
     if hook != "pre-commit":
         emit({"hook": hook, "problems": []})
         return
@@ -79,10 +82,28 @@ def run(hook: str, args: tuple[str, ...], unsafe_no_sandbox: bool) -> None:
         return not cfg.enabled or found(sha)
 
     found = checks.evidence_checker(vault.scan("gate").records, cfg.max_evidence_age_s,
-                                       unsafe_no_sandbox)
+                                    unsafe_no_sandbox, node=vault.node)
     problems = checks.pre_commit(top, vault.vault_rel, gate, evidence)
     emit({"hook": hook, "problems": problems})
     if problems:
         for problem in problems:
             click.echo(f"gitvault: error: pre-commit: {problem}", err=True)
         raise click.exceptions.Exit(1)
+
+
+def _regate(vault: Vault, unsafe_no_sandbox: bool) -> None:
+    """post-merge: gate every code skill this node holds no evidence for (those the
+    merge brought or changed); until one passes it is not served (SPEC §1 Trust). A
+    merge is done already, so a refusal is reported, never an exit status."""
+    from gitvault.skills.codegate import verify_stored
+
+    skipped: list[str] = []
+    results = verify_stored(vault.skills, None, unsafe_no_sandbox=unsafe_no_sandbox,
+                            only_unverified=True, skipped=skipped)
+    for skill, result in results:
+        verdict = "passed" if result.passed else "REFUSED (not served to agents): " \
+            + "; ".join(result.messages())
+        note(f"post-merge: gated {skill.name} v{skill.version}: {verdict}")
+    emit({"hook": "post-merge", "problems": warn(skipped),
+          "gated": [{"name": s.name, "version": s.version, "passed": r.passed,
+                     "reasons": r.messages()} for s, r in results]})

@@ -147,7 +147,14 @@ def show(ref: str) -> None:
     entries = vault.history(name)
     shown = vault.get_skill(name) if version is None else vault.read_version(name, version)
     stats, warnings = vault.skill_stats()
-    view = vault.skills.view(shown, stats, content=True, entries=entries)
+    unverified = None  # the current files decide, unless an older version is shown
+    if version is not None and shown.kind == "code" and shown.state != "archived":
+        from gitvault.retrieval.inject import code_at
+        from gitvault.skills.codegate import trusted_evidence
+
+        unverified = code_at(vault, name, version)[1] not in trusted_evidence(vault.layout,
+                                                                              vault.node)
+    view = vault.skills.view(shown, stats, content=True, entries=entries, unverified=unverified)
     if warnings:
         view["warnings"] = warn(warnings)
 

@@ -82,6 +82,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "min_relevance": Key(0.7, float),
         "min_safety": Key(0.8, float),
         "max_auto_edits_per_day": Key(1, int),
+        "min_runs_after": Key(5, int),
     },
     "extract": {
         "max_tokens": Key(500, int),

@@ -328,3 +328,41 @@ def config_flag(root: Path, key: str) -> bool:
     sets boolean ``key`` to true."""
     proc = git(root, "config", "--type=bool", "--get", key, check=False)
     return proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+
+def commit_on_branch(root: Path, branch: str, files: dict[str, bytes], subject: str,
+                     trailers: dict[str, str], body: str = "") -> str:
+    """Commit ``files`` (paths relative to root → content) on a new branch ``branch``
+    whose parent is HEAD, with git plumbing only (hash-object, a temporary index,
+    write-tree, commit-tree, update-ref): the user's work tree, index and HEAD are
+    untouched. Refuses a branch that exists. Returns the commit's sha."""
+    import tempfile
+
+    ref = f"refs/heads/{branch}"
+    if git(root, "check-ref-format", ref, check=False).returncode != 0:
+        raise GitError(f"not a valid branch name: {branch!r}")
+    parent = out(root, "rev-parse", "--verify", "HEAD^{commit}").strip()
+    git_dir = Path(out(root, "rev-parse", "--absolute-git-dir").strip())
+    with tempfile.TemporaryDirectory(dir=git_dir, prefix="gitvault-index-") as tmp:
+        env = {**_env(), "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+
+        def run(*args: str, input: bytes | None = None) -> str:
+            proc = _run(["git", "-C", str(root), *args], env, input)
+            if proc.returncode != 0:
+                raise _failed(args[0] if not args[0].startswith("-") else args[2], proc)
+            return proc.stdout.decode("utf-8", "replace").strip()
+
+        run("read-tree", parent)
+        for path, data in files.items():
+            blob = run("hash-object", "-w", "--stdin", input=data)
+            run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
+        tree = run("write-tree")
+        message = format_message(subject, trailers, body)
+        sha = run(*_identity_args(root), "commit-tree", tree, "-p", parent, "-F", "-",
+                  input=message.encode("utf-8"))
+        run("update-ref", ref, sha, "0" * 40)  # create only: an existing branch is refused
+    return sha
+
+
+def ref_exists(root: Path, ref: str) -> bool:
+    return git(root, "rev-parse", "-q", "--verify", ref, check=False).returncode == 0

@@ -180,7 +180,7 @@ def prepare(files: dict[str, str]) -> Path:
     """A fresh folder holding the skill's files, owned by the sandbox user when root."""
     folder = Path(tempfile.mkdtemp(prefix="gitvault-gate-"))
     for name, text in files.items():
-        (folder / name).write_text(text, "utf-8")
+        (folder / name).write_bytes(text.encode("utf-8", "surrogateescape"))
     if os.geteuid() == 0:
         os.chown(folder, NOBODY, NOBODY)
     folder.chmod(0o700)

@@ -10,13 +10,25 @@ The scan is fast feedback; the sandbox is what keeps the machine safe.
 from __future__ import annotations
 
 import ast
+import io
+import os
+import re
 import sys
+import tokenize
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 SKILL, TESTS, EXAMPLE = "skill.py", "test_skill.py", "example.py"
 FILES = (SKILL, TESTS, EXAMPLE)
+# What a code skill folder holds (SPEC §5): SKILL.md and the three files, nothing else.
+FOLDER_FILES = ("SKILL.md", *FILES)
+# Characters that make code read differently from how it runs (Trojan Source): every
+# format character (bidirectional controls, zero-width and invisible ones), line and
+# paragraph separators, and control characters other than tab, newline, CR, form feed.
+_HIDDEN_CATEGORIES = frozenset({"Cf", "Zl", "Zp", "Cc"})
+_SUSPECT = re.compile(r"[^\t\n\r\f\x20-\x7e]")  # what may be hidden: every other character
 
 # Modules (and their submodules) that start processes, open connections, load foreign
 # code, deserialise code or reach into the interpreter, beyond verify.banned.
@@ -121,6 +133,13 @@ class _Scanner(ast.NodeVisitor):
         if parts[0].startswith("_") and parts[0] != "__future__":
             self.refuse("private-module", node, f"{how} the private module {parts[0]!r}")
             return True
+        private = next((p for p in parts[1:] if p.startswith("_") and p not in HARMLESS_DUNDERS),
+                       None)
+        if private is not None and parts[0] != "skill":
+            self.refuse("private-attribute", node,
+                        f"{how} {dotted!r}: {private!r} is private to its module (its helpers "
+                        "can start processes or reach past the name list)")
+            return True
         return False
 
     def check_import(self, module: str, node: ast.AST) -> None:
@@ -159,6 +178,15 @@ class _Scanner(ast.NodeVisitor):
                 self.check_name(f"{module}.{name}", node, "imports")
             self.aliases[norm(alias.asname) if alias.asname else name] = f"{module}.{name}"
             self.check_dunder(name, node)
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """``o = os`` makes ``o`` another name of what ``os`` names."""
+        parts = _dotted(node.value)
+        if parts is not None and parts[0] in self.aliases:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.aliases[norm(target.id)] = self.resolve(parts)
         self.generic_visit(node)
 
     # -- uses -------------------------------------------------------------------------
@@ -216,11 +244,54 @@ class _Scanner(ast.NodeVisitor):
                 self.check_dunder(text, node)
 
 
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + text.count("\r", 0, index) \
+        - text.count("\r\n", 0, index) + 1
+
+
+def encoding_reasons(file: str, data: bytes) -> list[Reason]:
+    """The bytes Python will read: UTF-8 only (no other coding cookie), and no character
+    that hides code from a reader (Trojan Source)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [Reason("encoding", file, data.count(b"\n", 0, exc.start) + 1,
+                       f"not UTF-8 text (bad byte at offset {exc.start})")]
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return [Reason("encoding", file, exc.lineno or 1, f"bad coding cookie: {exc.msg}")]
+    if encoding not in ("utf-8", "utf-8-sig"):
+        line = next((i for i, ln in enumerate(text.splitlines()[:2], 1) if "coding" in ln), 1)
+        return [Reason("encoding", file, line,
+                       f"declares the encoding {encoding!r}; only UTF-8 is allowed (Python "
+                       "would run other bytes than a reader sees)")]
+    reasons = []
+    start = 1 if text.startswith("\ufeff") else 0  # a leading BOM is the UTF-8 signature
+    for match in _SUSPECT.finditer(text, start):
+        char = match.group()
+        if unicodedata.category(char) not in _HIDDEN_CATEGORIES:
+            continue
+        name = unicodedata.name(char, "a control character")
+        reasons.append(Reason("hidden-character", file, _line_of(text, match.start()),
+                              f"U+{ord(char):04X} ({name}) makes the code read differently "
+                              "from how it runs"))
+        if len(reasons) == 5:  # enough to find them; a flood of them says no more
+            break
+    return reasons
+
+
 def scan_source(file: str, source: str, banned: Iterable[str] = (),
                 allowed: Iterable[str] = ()) -> list[Reason]:
-    """The reasons one file fails the scan (empty: it passes)."""
+    """The reasons one file fails the scan (empty: it passes). ``source`` is the file's
+    bytes decoded as UTF-8 (undecodable bytes as surrogate escapes): the scan parses
+    exactly the bytes Python will execute."""
+    data = source.encode("utf-8", "surrogateescape")
+    hidden = encoding_reasons(file, data)
+    if hidden:
+        return hidden
     try:
-        tree = ast.parse(source, filename=file)
+        tree = ast.parse(data, filename=file)
     except SyntaxError as exc:
         return [Reason("syntax", file, exc.lineno or 0, f"not valid Python: {exc.msg}")]
     except ValueError as exc:  # null bytes
@@ -260,4 +331,34 @@ def scan_files(files: dict[str, str], banned: Iterable[str] = (), allowed: Itera
         reasons.append(Reason("body-too-long", SKILL, over,
                               f"{count} non-blank lines; the limit is {max_body_lines} "
                               "(verify.max_body_lines)"))
-    return sorted(set(reasons), key=lambda r: (FILES.index(r.file), r.line, r.rule, r.message))
+    order = (*FILES, *sorted({r.file for r in reasons} - set(FILES)))
+    return sorted(set(reasons), key=lambda r: (order.index(r.file), r.line, r.rule, r.message))
+
+
+def folder_reasons(folder: Path) -> list[Reason]:
+    """What is in a code skill folder on disk besides SKILL.md and the three files
+    (tracked, untracked or ignored alike): each is refused, naming it. Python could load
+    another module, a package, ``__pycache__``, a ``.pth`` or ``sitecustomize``."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    reasons = []
+    for entry in entries:
+        name = entry.name
+        if name in FOLDER_FILES and entry.is_file(follow_symlinks=False):
+            continue
+        if name in FOLDER_FILES:
+            what = "is not a regular file"
+        elif entry.is_dir(follow_symlinks=False):
+            what = "is a folder (a package or __pycache__ Python could load)" \
+                if name == "__pycache__" or name.isidentifier() else "is a folder"
+        elif name.endswith((".py", ".pyc", ".pyo", ".pth", ".so", ".pyd")) \
+                or name.split(".")[0] in ("sitecustomize", "usercustomize"):
+            what = "is code Python could load instead of or beside the skill"
+        else:
+            what = "is not part of a code skill"
+        reasons.append(Reason("extra-file", name, 0,
+                              f"{what}; a code skill folder holds only "
+                              f"{', '.join(FOLDER_FILES)}"))
+    return reasons

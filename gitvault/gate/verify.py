@@ -16,10 +16,10 @@ from typing import Any
 
 from gitvault.core.clock import parse_iso
 from gitvault.gate import sandbox
-from gitvault.gate.scan import EXAMPLE, FILES, SKILL, TESTS, Reason, scan_files
+from gitvault.gate.scan import EXAMPLE, FILES, SKILL, TESTS, Reason, folder_reasons, scan_files
 
 __all__ = ["FILES", "GateResult", "Reason", "evidence_hash", "find_evidence", "gate_record",
-           "verify"]
+           "trusted_hashes", "verify"]
 
 _FRAME = re.compile(r'File "(?:[^"]*/)?(skill\.py|test_skill\.py|example\.py)", line (\d+)')
 _EXC = re.compile(r"^([A-Za-z_][\w.]*)(?::|$)")
@@ -39,10 +39,11 @@ class GateResult:
 
 
 def evidence_hash(files: dict[str, str]) -> str:
-    """One sha256 over the three files' names and contents (the gate's evidence)."""
+    """One sha256 over the three files' names and contents (the gate's evidence). The
+    contents are the files' bytes (undecodable ones kept as surrogate escapes)."""
     digest = hashlib.sha256()
     for name in FILES:
-        data = (files.get(name) or "").encode("utf-8")
+        data = (files.get(name) or "").encode("utf-8", "surrogateescape")
         digest.update(name.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
     return digest.hexdigest()
 
@@ -90,14 +91,16 @@ def run_script(files: dict[str, str], script: str, limits: sandbox.Limits, metho
 
 
 def verify(files: dict[str, str], verify_cfg: Any, sandbox_cfg: Any, *,
-           unsafe_no_sandbox: bool = False) -> GateResult:
-    """Run the gate on the three files (SPEC §5 order). Never raises on bad code."""
+           unsafe_no_sandbox: bool = False, folder: Any = None) -> GateResult:
+    """Run the gate on the three files (SPEC §5 order). Never raises on bad code.
+    ``folder`` is the skill folder as it will be shipped (anything else in it is refused)."""
     started = time.monotonic()
     digest = evidence_hash(files)
     method = sandbox.detect()
     label = method or "none"
-    reasons = scan_files(files, verify_cfg.banned, verify_cfg.allowed_packages,
-                         verify_cfg.max_body_lines)
+    reasons = folder_reasons(folder) if folder is not None else []
+    reasons += scan_files(files, verify_cfg.banned, verify_cfg.allowed_packages,
+                          verify_cfg.max_body_lines)
     steps = ["scan"]
     if not reasons and method is None and not unsafe_no_sandbox:
         reasons = [Reason("sandbox", SKILL, 0,
@@ -123,14 +126,26 @@ def gate_record(op: str, result: GateResult, skill: str, version: int, urn: str)
             "sandbox": result.sandbox}
 
 
+def _passing(record: dict[str, Any], node: str) -> bool:
+    """A passing gate verdict this node produced itself (records of other nodes arrive
+    with every sync and could be forged: they are never evidence)."""
+    return (record.get("passed") is True and record.get("op") in ("verify", "store")
+            and record.get("node") == node and isinstance(record.get("sha256"), str))
+
+
+def trusted_hashes(records: Iterable[dict[str, Any]], node: str) -> set[str]:
+    """Every file set (evidence sha256) this node's own gate passed (SPEC §1 Trust)."""
+    return {record["sha256"] for record in records if _passing(record, node)}
+
+
 def find_evidence(records: Iterable[dict[str, Any]], sha256: str, moment: datetime,
-                  max_age_s: int, *, allow_unsandboxed: bool = False) -> dict[str, Any] | None:
-    """The newest passing gate record for exactly ``sha256`` no older than ``max_age_s``."""
+                  max_age_s: int, *, node: str, allow_unsandboxed: bool = False
+                  ) -> dict[str, Any] | None:
+    """The newest passing gate record of ``node`` for exactly ``sha256`` no older than
+    ``max_age_s``."""
     best: dict[str, Any] | None = None
     for record in records:
-        if record.get("sha256") != sha256 or record.get("passed") is not True:
-            continue
-        if record.get("op") not in ("verify", "store"):
+        if record.get("sha256") != sha256 or not _passing(record, node):
             continue
         if record.get("sandbox") == "none" and not allow_unsandboxed:
             continue

@@ -15,7 +15,7 @@ from gitvault.core import git
 from gitvault.core.clock import now
 from gitvault.core.paths import ARCHIVE_DIR, LOGS_DIR, REJECTED_DIR, SKILLS_DIR, VaultLayout
 from gitvault.errors import InvalidInput
-from gitvault.skills.model import SKILL_FILE, parse_skill_bytes
+from gitvault.skills.model import SKILL_FILE, file_problems, parse_skill_bytes
 from gitvault.skills.versions import skill_paths
 
 
@@ -91,20 +91,30 @@ def check_skill(top: Path, vault_rel: str, name: str, archived: bool, gate: Call
         return [f"{skill_md}: invalid skill file: {exc}"]
     if skill.name != name:
         return [f"{skill_md}: name {skill.name!r} does not match its folder {name!r}"]
+    if file_problems(skill):
+        return [f"{skill_md}: invalid skill file: {p}" for p in file_problems(skill)]
     before = max(_version(_head(top, path)) for path in skill_paths(vault_rel, name))
     if before and skill.version <= before:
         return [f"{skill_md}: the skill changed but metadata.version is still "
                 f"{skill.version} (committed: {before}); bump it to {before + 1}"]
     if skill.kind != "code" or archived:
         return []
-    from gitvault.gate.scan import FILES
+    from gitvault.gate.scan import FILES, FOLDER_FILES, folder_reasons
     from gitvault.gate.verify import evidence_hash  # only code skills need the gate
 
+    staged = git.out(top, "ls-files", "-z", "--", folder).split("\0")
+    extra = [f"{folder}/{r.file}: {r.message}" for r in folder_reasons(top / folder)]
+    extra += [f"{p}: staged, but a code skill folder holds only {', '.join(FOLDER_FILES)}"
+              for p in staged if p and p[len(folder) + 1:] not in FOLDER_FILES
+              and not (top / p).exists()]
+    if extra:
+        return [f"{folder}: code skill {name!r} v{skill.version} fails the verification "
+                f"gate: extra-file: {e}" for e in extra]
     files = {}
     for file in FILES:
         content = _staged(top, f"{folder}/{file}")
         if content is not None:
-            files[file] = content.decode("utf-8", "replace")
+            files[file] = content.decode("utf-8", "surrogateescape")
     if evidence(evidence_hash(files)):
         return []
     result = gate(skill.name, skill.version, files)
@@ -136,10 +146,12 @@ def pre_commit(top: Path, vault_rel: str, gate: Callable[..., Any],
 
 
 def evidence_checker(records: Iterable[dict[str, Any]], max_age_s: int,
-                     allow_unsandboxed: bool = False) -> Callable[[str], bool]:
+                     allow_unsandboxed: bool = False, *, node: str) -> Callable[[str], bool]:
+    """Whether ``node`` itself holds fresh passing evidence for a sha256 (never another
+    node's records: they arrive with every sync and could be forged)."""
     from gitvault.gate.verify import find_evidence
 
     kept = list(records)
     moment = now()
-    return lambda sha: find_evidence(kept, sha, moment, max_age_s,
+    return lambda sha: find_evidence(kept, sha, moment, max_age_s, node=node,
                                      allow_unsandboxed=allow_unsandboxed) is not None

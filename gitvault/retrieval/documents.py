@@ -12,7 +12,7 @@ from pathlib import Path
 from gitvault.core.paths import SKILLS_DIR
 from gitvault.errors import InvalidInput
 from gitvault.retrieval.tokens import tokenize
-from gitvault.skills.model import SKILL_FILE, parse_skill_bytes
+from gitvault.skills.model import SKILL_FILE, check_identity, parse_skill_bytes
 
 CODE_FILE = "skill.py"
 FIELDS = ("name", "trigger", "description", "tags", "body")
@@ -87,6 +87,7 @@ def load(skills_dir: Path, folder: str) -> Loaded:
     signature, mtime, blob = stat_signature(st), st.st_mtime_ns, blob_id(data)
     try:
         skill = parse_skill_bytes(data, source)
+        check_identity(skill, f"{SKILLS_DIR}/{folder}", folder)  # the folder is the identity
     except InvalidInput as exc:
         return Loaded(folder, None, _skipped(str(exc)), signature, mtime, blob)
     body = skill.body

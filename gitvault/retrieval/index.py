@@ -31,7 +31,7 @@ from gitvault.retrieval.listing import Listing, Snapshot
 from gitvault.retrieval.rank import DocInfo, Posting, weighted_tf_sql
 
 INDEX_FILE = "search.sqlite"
-SCHEMA_ID = f"gitvault-search/3 tokens/{tokens.VERSION} fields/{','.join(FIELDS)}"
+SCHEMA_ID = f"gitvault-search/4 tokens/{tokens.VERSION} fields/{','.join(FIELDS)}"
 # A file modified this close to (or after) the moment it was indexed is "racy":
 # its timestamp cannot show a later change of the same size, so its hash is checked.
 RACY_NS = 2_000_000_000

@@ -10,6 +10,7 @@ Usage counts come from the ``events`` log (an ``inject`` record per context, an
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,6 +36,7 @@ class Vault(Protocol):
     layout: VaultLayout
     top: Path
     config: Any
+    node: str
 
     def skill_stats(self) -> tuple[dict[str, dict[str, int]], list[LineWarning]]: ...
     def history(self, name: str) -> list[Version]: ...
@@ -66,11 +68,26 @@ def search_hits(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K) -> tuple[li
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the search query is empty")
     ranking, warnings = _ranking(vault, query, k)
-    return ranking.hits, warnings
+    unverified = unverified_folders(vault, ranking.hits)
+    return [replace(h, state="unverified") if h.folder in unverified else h
+            for h in ranking.hits], warnings
+
+
+def unverified_folders(vault: Vault, hits: Iterable[Hit]) -> set[str]:
+    """The folders of code-skill hits this node holds no gate evidence for (SPEC §1
+    Trust): shown as ``unverified``, never handed to an agent. Only code hits pay."""
+    code = [h.folder for h in hits if h.kind == "code" and h.state != "archived"]
+    if not code:
+        return set()
+    from gitvault.skills.codegate import is_trusted, trusted_evidence
+
+    trusted = trusted_evidence(vault.layout, vault.node)
+    return {f for f in code if not is_trusted(vault.layout.skills / f, trusted)}
 
 
 def search(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K) -> dict[str, Any]:
-    """``{"results": [{name, version, state, score}], "warnings"?}``, best first."""
+    """``{"results": [{name, version, state, score}], "warnings"?}``, best first; a code
+    skill without this node's gate evidence has state ``unverified``."""
     hits, warnings = search_hits(vault, query, k)
     data: dict[str, Any] = {"results": [{"name": h.name, "version": h.version, "state": h.state,
                                          "score": round(h.score, 4)} for h in hits]}
@@ -92,18 +109,25 @@ def parse_pins(pins: Iterable[str]) -> list[tuple[str, int]]:
     return parsed
 
 
-def _code_at(vault: Vault, name: str, version: int) -> str | None:
-    """skill.py of ``name`` as committed with version ``version``."""
+def code_at(vault: Vault, name: str, version: int) -> tuple[str | None, str]:
+    """skill.py of ``name`` as committed with version ``version``, and the evidence
+    sha256 of that version's three code files."""
+    from gitvault.skills.codegate import FILES, evidence_for
+
     for entry in vault.history(name):
         if entry.version != version:
             continue
         for archived in (False, True):
-            path = vault.git_path(vault.layout.skill_dir(name, archived=archived) / CODE_FILE)
-            data = git.show_file(vault.top, entry.sha, path)
-            if data is not None:
-                return data.decode("utf-8", "replace")
-        return None
-    return None
+            folder = vault.layout.skill_dir(name, archived=archived)
+            found = {n: git.show_file(vault.top, entry.sha, vault.git_path(folder / n))
+                     for n in FILES}
+            files = {n: d.decode("utf-8", "surrogateescape") for n, d in found.items()
+                     if d is not None}
+            if CODE_FILE in files:
+                return files[CODE_FILE].encode("utf-8", "surrogateescape").decode(
+                    "utf-8", "replace"), evidence_for(files)
+        return None, ""
+    return None, ""
 
 
 def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | None = None,
@@ -125,14 +149,30 @@ def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | No
     if len(pinned) > k:
         raise InvalidInput(f"{len(pinned)} pinned skills but -k {k}: raise -k")
     versions = [(vault.read_version(name, version), version) for name, version in pinned]
-    codes = [_code_at(vault, skill.name, version) if skill.kind == "code" else None
-             for skill, version in versions]
     ranking, warnings = _ranking(vault, prompt, k + len(pinned))
-    candidates = [Candidate(skill.name, version, skill.kind, skill.trigger, skill.body, code,
-                            ranking.scores.get(skill.name, 0.0), pinned=True)
-                  for (skill, version), code in zip(versions, codes, strict=True)]
+    candidates = []
+    skipped: list[str] = []  # code skills without this node's gate evidence (SPEC §1)
+    for skill, version in versions:
+        code = None
+        if skill.kind == "code":
+            code, sha = code_at(vault, skill.name, version)
+            from gitvault.skills.codegate import trusted_evidence
+
+            if sha not in trusted_evidence(vault.layout, vault.node):
+                skipped.append(f"{skill.name}@v{version}")
+                continue
+        candidates.append(Candidate(skill.name, version, skill.kind, skill.trigger, skill.body,
+                                    code, ranking.scores.get(skill.name, 0.0), pinned=True))
     names = {name for name, _ in pinned}
-    for hit in [h for h in ranking.hits if h.name not in names][:k - len(pinned)]:
+    hits = [h for h in ranking.hits if h.name not in names]
+    unverified = unverified_folders(vault, hits)
+    if unverified and len(ranking.hits) >= k + len(pinned):  # rank further down
+        ranking, _ = _ranking(vault, prompt, len(ranking.scores))
+        hits = [h for h in ranking.hits if h.name not in names]
+        unverified = unverified_folders(vault, hits)
+    skipped += [h.name for h in hits if h.folder in unverified]
+    hits = [h for h in hits if h.folder not in unverified]
+    for hit in hits[:k - len(candidates)]:
         folder = vault.layout.skills / hit.folder
         try:
             skill = read_skill(folder)
@@ -158,6 +198,10 @@ def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | No
                     "score": round(c.score, 4)} for c in built.chosen],
         "text": built.text,
     }
+    if skipped:
+        warnings = [*warnings, "skipped unverified code skill(s) " + ", ".join(skipped)
+                    + ": this node holds no passing gate evidence for their files (run "
+                    "'gitvault skill verify --all')"]
     if warnings:
         data["warnings"] = warnings
     return data

@@ -5,12 +5,14 @@ stored, record the gate's verdicts, quarantine a refused skill in
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitvault.core import git
+from gitvault.core import git, records
 from gitvault.core.clock import now_seconds
 from gitvault.core.files import write_atomic
+from gitvault.core.paths import VaultLayout
 from gitvault.errors import InvalidInput
 from gitvault.gate import verify as gate
 from gitvault.gate.scan import FILES
@@ -20,16 +22,72 @@ if TYPE_CHECKING:
     from gitvault.skills.store import SkillEdit, SkillStore
 
 def code_files(folder: Path) -> dict[str, str]:
-    """skill.py, test_skill.py and example.py of a skill folder (those present)."""
-    return {n: (folder / n).read_text("utf-8") for n in FILES if (folder / n).is_file()}
+    """skill.py, test_skill.py and example.py of a skill folder (those present), their
+    exact bytes (no newline translation; undecodable bytes as surrogate escapes, which
+    the scan refuses)."""
+    return {n: (folder / n).read_bytes().decode("utf-8", "surrogateescape")
+            for n in FILES if (folder / n).is_file()}
+
+def evidence_for(files: dict[str, str]) -> str:
+    """The evidence sha256 of a skill's three code files (what a gate record holds)."""
+    return gate.evidence_hash(files)
+
+LEDGER = "gate-evidence"  # .git/gitvault/gate-evidence: sha256 lines this clone's gate passed
+
+def trusted_evidence(layout: VaultLayout, node: str) -> set[str]:
+    """The file sets (evidence sha256) this node's own gate passed (SPEC §1 Trust): its
+    passing gate records, and, once this clone has gated anything, only those its gate
+    passed here (a pulled record forging this node's id is no evidence either)."""
+    hashes = gate.trusted_hashes(records.scan(layout.stream("gate")).records, node)
+    ledger = layout.cache / LEDGER if layout.cache is not None else None
+    try:
+        here = set(ledger.read_text("ascii").split()) if ledger is not None else None
+    except (OSError, UnicodeDecodeError):
+        here = None  # never gated in this clone (a fresh clone): the records decide
+    return hashes & here if here is not None else hashes
+
+def remember(layout: VaultLayout, node: str, sha256: str) -> None:
+    """Note in this clone's ledger that its gate passed ``sha256`` (the first note also
+    keeps the evidence this node held before)."""
+    if layout.cache is None:
+        return
+    ledger = layout.cache / LEDGER
+    known = set() if ledger.exists() else trusted_evidence(layout, node)
+    lines = "".join(f"{sha}\n" for sha in sorted(known | {sha256}))
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, lines.encode("ascii"))
+    finally:
+        os.close(fd)
+
+def is_trusted(folder: Path, trusted: set[str]) -> bool:
+    """Whether the code skill in ``folder`` may be handed to an agent: this node holds
+    passing gate evidence for exactly its current files."""
+    try:
+        files = code_files(folder)
+    except OSError:
+        return False
+    return gate.evidence_hash(files) in trusted
+
+def unverified_skills(layout: VaultLayout, node: str, skills: list[Skill]) -> list[Skill]:
+    """The code skills of ``skills`` (in ``skills/``, not archived) without evidence."""
+    code = [s for s in skills if s.kind == "code" and s.state != "archived"]
+    if not code:
+        return []
+    trusted = trusted_evidence(layout, node)
+    return [s for s in code if not is_trusted(layout.skill_dir(s.name), trusted)]
 
 def run_gate(store: SkillStore, name: str, version: int, files: dict[str, str], *,
-             unsafe_no_sandbox: bool = False) -> Any:
-    """Run the gate on ``files`` and append its ``verify`` record; returns the result."""
+             unsafe_no_sandbox: bool = False, folder: Path | None = None) -> Any:
+    """Run the gate on ``files`` (and on what else ``folder`` holds) and append its
+    ``verify`` record; returns the result."""
     result = gate.verify(files, store.config.verify, store.config.sandbox,
-                         unsafe_no_sandbox=unsafe_no_sandbox)
+                         unsafe_no_sandbox=unsafe_no_sandbox, folder=folder)
     store.append("gate", gate.gate_record("verify", result, name, version,
                                          store.urn_for(name, version)))
+    if result.passed:
+        remember(store.layout, store.node, result.sha256)
     return result
 
 def gate_edit(store: SkillStore, skill: Skill, edit: SkillEdit, folder: Path | None
@@ -48,7 +106,8 @@ def gate_edit(store: SkillStore, skill: Skill, edit: SkillEdit, folder: Path | N
     if not store.config.verify.enabled:
         return files, None
     result = run_gate(store, skill.name, skill.version, files,
-                           unsafe_no_sandbox=edit.unsafe_no_sandbox)
+                      unsafe_no_sandbox=edit.unsafe_no_sandbox,
+                      folder=folder if folder is not None else store.layout.skill_dir(skill.name))
     if not result.passed:
         reject(store, skill, files, result)
         from gitvault.errors import CheckFailed
@@ -78,19 +137,24 @@ def reject(store: SkillStore, skill: Skill, files: dict[str, str], result: Any) 
                          {"Op": "reject", "Skill": skill.name,
                           "Version": str(skill.version), "Node": store.node}, reasons)
 
-def verify_stored(store: SkillStore, name: str | None, *, unsafe_no_sandbox: bool = False
+def verify_stored(store: SkillStore, name: str | None, *, unsafe_no_sandbox: bool = False,
+                  only_unverified: bool = False, skipped: list[str] | None = None
                   ) -> list[tuple[Skill, Any]]:
-    """Run the gate on one stored code skill (or every one when ``name`` is None)."""
+    """Run the gate on one stored code skill (or every one when ``name`` is None; with
+    ``only_unverified``, those this node holds no evidence for, as after a merge)."""
     if name is not None:
         skills = [store.get(name)]
         if skills[0].kind != "code":
             raise InvalidInput(f"{skills[0].name!r} is a {skills[0].kind}, not a code skill")
     else:
-        skills = [s for s in store.iter_all() if s.kind == "code"]
+        skills = [s for s in store.iter_all(skipped=skipped) if s.kind == "code"]
+    if only_unverified:
+        skills = unverified_skills(store.layout, store.node, skills)
     results = []
     for skill in skills:
         found = store.find(skill.name)
-        files = code_files(found[0]) if found is not None else {}
+        folder = found[0] if found is not None else None
+        files = code_files(folder) if folder is not None else {}
         results.append((skill, run_gate(store, skill.name, skill.version, files,
-                                             unsafe_no_sandbox=unsafe_no_sandbox)))
+                                        unsafe_no_sandbox=unsafe_no_sandbox, folder=folder)))
     return results

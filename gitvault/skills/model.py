@@ -48,6 +48,23 @@ def check_description(text: str) -> str:
     return text
 
 
+def check_identity(skill: Skill, where: str, folder: str) -> None:
+    """The folder is a skill's identity: a SKILL.md naming another skill is refused."""
+    if skill.name != folder:
+        raise InvalidInput(f"{where}: SKILL.md names {skill.name!r} but its folder is "
+                           f"{folder!r}; the folder is the skill's identity: fix the name "
+                           "(see 'gitvault doctor')")
+
+
+def file_problems(skill: Skill) -> list[str]:
+    """What a hand edit may have broken that parsing lets through (SPEC §2.1)."""
+    try:
+        check_description(skill.description)
+    except InvalidInput as exc:
+        return [str(exc)]
+    return []
+
+
 def choice(value: str, allowed: tuple[str, ...], what: str) -> str:
     if value not in allowed:
         raise InvalidInput(f"invalid {what} {value!r}: use one of {', '.join(allowed)}")

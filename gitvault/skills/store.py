@@ -22,10 +22,12 @@ from gitvault.errors import Conflict, GitError, InvalidInput, NotFound
 from gitvault.skills import codegate, usage, versions
 from gitvault.skills.model import (
     KINDS,
+    METADATA_ORDER,
     PROVENANCES,
     SKILL_FILE,
     Skill,
     check_description,
+    check_identity,
     choice,
     normalize_name,
     read_skill,
@@ -50,6 +52,7 @@ class SkillEdit:
     tests: str | None = None
     example: str | None = None
     unsafe_no_sandbox: bool = False
+    metadata: dict[str, str] | None = None  # further metadata keys (curate: ``merged``)
 
     def code_files(self) -> dict[str, str]:
         """The code files this edit sets (by file name)."""
@@ -69,6 +72,9 @@ class SkillEdit:
             self.trigger = " ".join(self.trigger.split())
         if self.tags is not None:
             self.tags = ",".join(t.strip() for t in self.tags.split(",") if t.strip())
+        for key in self.metadata or {}:
+            if key in METADATA_ORDER:
+                raise InvalidInput(f"metadata.{key} is gitvault's own field; it is not set this way")
 
     def apply(self, skill: Skill) -> None:
         if self.content is not None:
@@ -81,6 +87,7 @@ class SkillEdit:
                 skill.metadata[key] = value
         if self.sensitive is not None:
             skill.metadata["sensitive"] = "true" if self.sensitive else "false"
+        skill.metadata.update(self.metadata or {})
 
 
 
@@ -109,11 +116,15 @@ class SkillStore:
         return None
 
     def get(self, name: str) -> Skill:
+        """The skill in folder ``name``. The folder is its identity: a SKILL.md naming
+        another skill is refused (it would redirect a write or a record, SPEC §2.1)."""
         name = normalize_name(name)
         found = self.find(name)
         if found is None:
             raise NotFound(f"no skill named {name!r} (see 'gitvault skill list --state all')")
-        return read_skill(found[0])
+        skill = read_skill(found[0])
+        check_identity(skill, self.layout.rel(found[0]), name)
+        return skill
 
     def iter_all(self, *, include_archived: bool = True,
                     skipped: list[str] | None = None) -> Iterator[Skill]:
@@ -130,6 +141,7 @@ class SkillStore:
                     continue
                 try:
                     skill = read_skill(folder)
+                    check_identity(skill, self.layout.rel(folder), folder.name)
                 except InvalidInput as exc:
                     if skipped is None:
                         raise
@@ -150,18 +162,26 @@ class SkillStore:
                             self.config.verify.archive_after_days)
 
     def view(self, skill: Skill, stats: usage.Stats, *, content: bool = False,
-             entries: list[versions.Version] | None = None) -> dict[str, Any]:
-        """The ``skill show --json`` object of ``skill`` (without content for a list)."""
-        return usage.skill_view(skill, stats, self.urn_for(skill.name, skill.version, entries),
+             entries: list[versions.Version] | None = None,
+             unverified: bool | None = None) -> dict[str, Any]:
+        """The ``skill show --json`` object of ``skill`` (without content for a list);
+        a code skill this node holds no gate evidence for has state ``unverified``."""
+        if unverified is None:
+            unverified = bool(codegate.unverified_skills(self.layout, self.node, [skill]))
+        view = usage.skill_view(skill, stats, self.urn_for(skill.name, skill.version, entries),
                                 content=content)
+        return {**view, "state": "unverified"} if unverified else view
 
     def listing(self, state: str, stats: usage.Stats, warnings: list[Any]) -> dict[str, Any]:
         """``skill list --json``: ``{"skills": [view...], "warnings"?}`` for ``state``
         (one of usage.LIST_STATES); an unreadable file is left out and warned about."""
         choice(state, usage.LIST_STATES, "state")
         skipped: list[str] = []
-        views = [self.view(s, stats) for s in self.iter_all(skipped=skipped)
-                 if state == "all" or s.state == state]
+        skills = list(self.iter_all(skipped=skipped))
+        unverified = {s.name for s in codegate.unverified_skills(self.layout, self.node, skills)}
+        views = [self.view(s, stats, unverified=s.name in unverified) for s in skills
+                 if state == "all" or s.state == state
+                 or (state == "unverified" and s.name in unverified)]
         return usage.with_warnings({"skills": views}, [*skipped, *warnings])
 
     @contextmanager
@@ -244,9 +264,10 @@ class SkillStore:
                 return self.get(name), False
             return self._create_locked(name, edit), True
 
-    def patch(self, name: str, edit: SkillEdit) -> tuple[Skill, str]:
+    def patch(self, name: str, edit: SkillEdit, op: str = "patch") -> tuple[Skill, str]:
         """A new version with ``edit`` applied, state active (un-archived); a patch of a
-        missing skill falls back to create. Returns (skill, "patch" | "create")."""
+        missing skill falls back to create. Returns (skill, "patch" | "create"). ``op``
+        names the change in its commit trailer (``improve``: an auto-edit of the loop)."""
         name = normalize_name(name)
         edit.check()
         with self.locked():
@@ -257,11 +278,11 @@ class SkillStore:
                         f"no skill named {name!r} to patch, and creating it needs a description")
                 return self._create_locked(name, edit), "create"
             folder, archived = found
-            skill = read_skill(folder)
+            skill = self.get(name)
             edit.apply(skill)
             self.mark(skill, "active").metadata.pop("archived-reason", None)
             files, result = codegate.gate_edit(self, skill, edit, folder)
-            self.save(skill, "patch", moved_from=True if archived else None, files=files,
+            self.save(skill, op, moved_from=True if archived else None, files=files,
                       sandbox=result.sandbox if result else None)
             codegate.record_stored(self, skill, result)
         return skill, "patch"
@@ -296,16 +317,17 @@ class SkillStore:
             raise InvalidInput(refuse.format(name=skill.name))
         return skill
 
-    def rollback(self, name: str, version: int) -> Skill:
+    def rollback(self, name: str, version: int, op: str = "rollback") -> Skill:
         """Write version ``version``'s content as a new version (history is kept)."""
         with self.locked():
             current = self._current(name, archived=False,
                                     refuse="skill {name!r} is archived; restore it before a rollback")
             old = self.read_version(current.name, version)
+            check_identity(old, f"{current.name}@v{version}", current.name)
             old.metadata["created"] = current.metadata.get("created", old.metadata.get("created", ""))
             old.version = current.version  # next_version counts from the current one
             self.mark(old, current.state)
-            self.save(old, "rollback", body=f"Content of v{version}.")
+            self.save(old, op, body=f"Content of v{version}.")
         return old
 
     def archive(self, name: str, reason: str | None = None) -> Skill:

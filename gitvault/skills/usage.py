@@ -16,7 +16,7 @@ from gitvault.skills.model import STATES, Skill
 Stats = dict[str, dict[str, int]]
 VIEW_KEYS = ("name", "description", "trigger", "version", "kind", "state", "provenance",
              "sensitive", "urn", "metadata", "content", "stats")
-LIST_STATES = (*STATES, "all")
+LIST_STATES = (*STATES, "unverified", "all")  # unverified: code skills without evidence
 
 
 def _name(ref: object) -> str:
@@ -40,7 +40,7 @@ def skill_stats(events: Iterable[dict[str, Any]]) -> Stats:
             key = "success" if record.get("success") is True else "failure"
             for ref in record.get("skills") or []:
                 bump(_name(ref), key)
-        elif op == "patch" and isinstance(record.get("skill"), str):
+        elif op in ("patch", "improve") and isinstance(record.get("skill"), str):
             bump(record["skill"], "patches")
     return stats
 

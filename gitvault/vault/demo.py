@@ -267,10 +267,13 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
 
     watched = watcher_cycle(vault, say)
     vault = Vault(root, node="demo")
+    from gitvault.vault.llmdemo import loop_cycle
+
+    improved = loop_cycle(vault, say, step)
 
     step("Check everything: config, layout, every skill file, every log line",
          "gitvault doctor")
-    doctor = run_doctor(vault.layout)
+    doctor = run_doctor(vault.layout, node=vault.node)
     say(f"  {doctor.checked['skills']} skill files, {doctor.checked['records']} records, "
         f"{len(doctor.problems)} problems")
 
@@ -293,4 +296,5 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
         "gate": gate_lines,
         "injection": injected["injection"],
         "watch": watched,
+        "improve": improved,
     }

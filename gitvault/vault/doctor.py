@@ -11,7 +11,7 @@ from gitvault.core import git, records
 from gitvault.core.paths import STREAMS, VaultLayout
 from gitvault.core.shipped import add_gitattributes
 from gitvault.errors import GitvaultError
-from gitvault.skills.model import NAME_RE, SKILL_FILE, read_skill
+from gitvault.skills.model import NAME_RE, SKILL_FILE, file_problems, read_skill
 
 
 @dataclass
@@ -49,7 +49,29 @@ def check_layout(layout: VaultLayout, repair: bool) -> list[Problem]:
     return problems
 
 
-def check_skills(layout: VaultLayout) -> tuple[list[Problem], int]:
+def check_code(layout: VaultLayout, folder: Path, node: str | None, trusted: set[str]
+               ) -> list[Problem]:
+    """A code skill in ``skills/``: nothing beside its files that Python could load, and
+    this node's own passing gate evidence for exactly its files (SPEC §1 Trust)."""
+    from gitvault.gate.scan import folder_reasons
+    from gitvault.skills.codegate import is_trusted
+
+    rel = layout.rel(folder)
+    problems = [Problem("gate", f"{rel}/{r.file}", f"{r.message}; move it out of the "
+                        "folder (doctor --repair never deletes a file)")
+                for r in folder_reasons(folder)]
+    if node is not None and not is_trusted(folder, trusted):
+        problems.append(Problem("gate", rel, f"unverified code skill: node {node!r} holds no "
+                                "passing gate evidence for its current files, so it is not "
+                                f"served to agents (run 'gitvault skill verify {folder.name}'; "
+                                "doctor --repair never runs code)"))
+    return problems
+
+
+def check_skills(layout: VaultLayout, node: str | None = None) -> tuple[list[Problem], int]:
+    from gitvault.skills.codegate import trusted_evidence
+
+    trusted = trusted_evidence(layout, node) if node is not None else set()
     problems = []
     checked = 0
     for base, archived in ((layout.skills, False), (layout.archive, True)):
@@ -73,6 +95,9 @@ def check_skills(layout: VaultLayout) -> tuple[list[Problem], int]:
             if skill.name != folder.name:
                 problems.append(Problem("skill", rel,
                                         f"name {skill.name!r} differs from its folder"))
+            problems += [Problem("skill", f"{rel}/{SKILL_FILE}", p) for p in file_problems(skill)]
+            if skill.kind == "code" and not archived:
+                problems += check_code(layout, folder, node, trusted)
             if archived != (skill.state == "archived"):
                 where = layout.rel(base) + "/"
                 problems.append(Problem("skill", rel,
@@ -134,10 +159,11 @@ class Report:
                 "problems": [p.to_json() for p in self.problems]}
 
 
-def run_doctor(layout: VaultLayout, repair: bool = False) -> Report:
-    """Every check, in order: layout, git, skill files, log lines."""
+def run_doctor(layout: VaultLayout, repair: bool = False, node: str | None = None) -> Report:
+    """Every check, in order: layout, git, skill files, log lines; with ``node``, also
+    whether that node holds gate evidence for every code skill."""
     problems = check_layout(layout, repair) + check_git(layout, repair)
-    skill_problems, skills = check_skills(layout)
+    skill_problems, skills = check_skills(layout, node)
     log_problems, records = check_logs(layout, repair)
     return Report(problems + skill_problems + log_problems,
                   {"config": layout.rel(layout.config), "skills": skills, "records": records})

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gitvault.core.records import LineWarning, Scan
+    from gitvault.llm.journal import Loop
     from gitvault.queue.commands import Queue
     from gitvault.runs.columns import Runs
     from gitvault.skills.model import Skill
@@ -104,6 +105,16 @@ class Vault:
 
             self._queue = Queue(self.layout, self.node, self.config.queue)
         return self._queue
+
+    def loop(self, *, provider: bool = True) -> Loop:
+        """The parts of this vault the self-improving loop works through (SPEC §7), with
+        this clone's LLM provider (an LLMError, exit 2, when none is configured)."""
+        from gitvault.llm.journal import Loop
+        from gitvault.llm.providers import resolve
+
+        return Loop(self.layout, self.top, self.vault_rel, self.node, self.config, self.skills,
+                    self.append, self.runs,
+                    resolve(self.layout.git_dir, self.root) if provider else None)
 
     def warnings(self) -> list[str]:
         """Bad lines the capabilities used so far met while reading (SPEC §3)."""

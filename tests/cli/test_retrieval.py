@@ -34,14 +34,18 @@ def counts(gv: Runner) -> dict[str, tuple[int, int, int]]:
             for s in listed}
 
 
-def write_code_skill(root: Path, name: str, description: str, code: str) -> None:
-    """A code skill written by hand (the gate that stores them arrives separately)."""
+def write_code_skill(gv: Runner, root: Path, name: str, description: str, code: str,
+                     tests: str, example: str) -> None:
+    """A code skill written by hand, then gated here ('skill verify'): only a code skill
+    this node holds gate evidence for is handed to an agent (SPEC §1 Trust)."""
     folder = root / "skills" / name
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text(
         f"---\nname: {name}\ndescription: {description}\nmetadata:\n  version: \"1\"\n"
         f"  kind: code\n  state: active\n---\nCall it from your code.\n", "utf-8")
-    (folder / "skill.py").write_text(code, "utf-8")
+    for file, text in (("skill.py", code), ("test_skill.py", tests), ("example.py", example)):
+        (folder / file).write_text(text, "utf-8")
+    gv.ok("skill", "verify", name)
 
 
 def refused(result: Result, before: dict[str, bytes], root: Path, needle: str) -> None:
@@ -204,9 +208,11 @@ def test_budgets_are_respected(gv: Runner, vault: Path) -> None:
 
 def test_code_skill_source_under_helper_functions(gv: Runner, vault: Path) -> None:
     code = "import re\n\n\ndef slugify(text):\n    return re.sub(r'[^a-z0-9]+', '-', text.lower())\n"
-    code += "".join(f"\n\ndef helper_{i}(x):\n    return x + {i}  # padding padding padding\n"
-                    for i in range(40))
-    write_code_skill(vault, "slugify-text", "Turn a title into a URL slug", code)
+    code += "".join(f"\n\ndef helper_{i}(x):\n    return x + {i}  # {'padding ' * 12}\n"
+                    for i in range(30))
+    write_code_skill(gv, vault, "slugify-text", "Turn a title into a URL slug", code,
+                     "from skill import *\n\nassert slugify('A B') == 'a-b'\n",
+                     "from skill import *\n\nprint(slugify('A B'))\n")
     create(gv, "url-rules", "Rules for URL slugs in the blog", "Keep slugs short.")
     data = gv.ok("context", "make a URL slug from the title", "--json").json()
     kinds = {s["name"]: s["kind"] for s in data["skills"]}
@@ -217,7 +223,7 @@ def test_code_skill_source_under_helper_functions(gv: Runner, vault: Path) -> No
     assert math.ceil(len("Available helper functions:\n\n" + helpers.rstrip("\n")) / 4) <= 600
     source = helpers.split("\n", 1)[1]
     compile(source, "helpers", "exec")  # cut at a function boundary: still valid Python
-    assert "helper_39" not in source  # the 600-token limit cut it
+    assert "helper_29" not in source  # the 600-token limit cut it
     assert events(vault)[-1]["skills"] == [f"{s['name']}@v1" for s in data["skills"]]
     assert sorted(events(vault)[-1]["skills"]) == ["slugify-text@v1", "url-rules@v1"]
     # a pinned code skill's source comes from git history, not the work tree
@@ -229,8 +235,10 @@ def test_code_skill_source_under_helper_functions(gv: Runner, vault: Path) -> No
     assert pinned["skills"] == [{"name": "slugify-text", "version": 1, "kind": "code",
                                  "score": 0.0}]
     assert "def slugify(text):" in pinned["text"] and "changed" not in pinned["text"]
+    # the changed work tree has no gate evidence: never handed to an agent
     latest = gv.ok("context", "URL slug from the title", "-k", "1", "--json").json()
-    assert "def changed():" in latest["text"]
+    assert "def changed():" not in latest["text"] and "slugify" not in latest["text"]
+    assert any("unverified code skill(s) slugify-text" in w for w in latest["warnings"])
 
 
 def test_prompt_from_stdin_is_kept_short_and_redacted(gv: Runner, vault: Path) -> None:

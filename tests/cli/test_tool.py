@@ -1,5 +1,5 @@
 """``gitvault tool``: the seed's skill_patch protocol (one JSON object in, one out),
-run as a real subprocess against real git repositories."""
+run through the real CLI against real git repositories."""
 
 from __future__ import annotations
 
@@ -329,8 +329,8 @@ def test_bad_request_on_stdin_is_refused_the_same_way(shared_vault: Runner, case
 
 def test_non_utf8_stdin_is_refused_with_one_line(shared_vault: Runner) -> None:
     """Bytes that are not UTF-8 are bad input (exit 2), never a traceback, also under
-    a strict UTF-8 locale."""
-    gv = shared_vault
+    a strict UTF-8 locale (a process: the interpreter reads PYTHONIOENCODING at start)."""
+    gv = shared_vault.process()
     before = snapshot(gv.cwd)
     raw = b'{"action": "create", "name": "cafe", "trigger": "caf\xe9 au lait"}'
     for env in ({}, {"PYTHONIOENCODING": "utf-8"}):

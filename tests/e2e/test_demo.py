@@ -19,14 +19,20 @@ def test_demo_builds_a_vault_and_explains_each_step(gv: Runner, tmp_path: Path) 
                      "| ### RELEVANT SKILLS", "fix-flaky-pytest: used 1, succeeded 1",
                      "first check: baseline 2.32.0 (no diff)",
                      "breaking_change (critical): 2.32.0 → 3.0.0",
-                     "routed to the queue: prompt request pr-"):
+                     "routed to the queue: prompt request pr-",
+                     "scripted provider the demo ships, not a model",
+                     "GITVAULT_LLM_CMD=\"llm -m gpt-4o-mini\"",
+                     "-> created: bisect-failing-migration v1",
+                     "-> applied 'Refresh statistics before reading the plan' as v2 (undo: "
+                     "gitvault skill rollback postgres-slow-query v1)",
+                     "on branch gitvault/proposals/debug-swift-actor-isolation/"):
         assert expected in out
     root = tmp_path / "tour" / "vault"
     listed = gv.ok("skill", "list", "--json", cwd=root).json()["skills"]
     assert {s["name"] for s in listed} == {
         "debug-swift-actor-isolation", "fix-flaky-pytest", "postgres-slow-query",
         "prefer-small-commits", "retry-with-backoff", "rotate-leaked-api-key",
-        "summarise-ci-failure", "parse-duration"}
+        "summarise-ci-failure", "parse-duration", "bisect-failing-migration"}
     assert (root / "skills" / ".rejected" / "disk-usage" / "REASONS.md").is_file()
     files = gv.git("ls-files", cwd=root).split()
     runs_files = {f.rsplit("/", 1)[1] for f in files if f.startswith("logs/runs/")}
@@ -44,6 +50,9 @@ def test_demo_json_and_refuses_a_used_folder(gv: Runner, tmp_path: Path) -> None
     assert data["doctor"]["ok"] is True and data["commits"] >= 10
     assert data["flagged"] == ["postgres-slow-query", "debug-swift-actor-isolation"]
     assert data["drift"] == ["postgres-slow-query"]
+    assert data["improve"] == {"extracted": "bisect-failing-migration",
+                               "decisions": {"postgres-slow-query": "applied",
+                                             "debug-swift-actor-isolation": "proposed"}}
     again = gv("demo", str(tmp_path / "t"))
     assert again.code == 2 and "not empty" in again.err
 

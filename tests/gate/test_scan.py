@@ -51,7 +51,7 @@ EVASIONS = [
     ("os.exec*", "os.execv('/bin/sh', ['sh'])", "risky-module"),
     ("os.spawn*", "os.spawnlp(0, 'sh', 'sh')", "risky-module"),
     ("os.posix_spawn", "os.posix_spawn('/bin/sh', ['sh'], {})", "risky-module"),
-    ("process attribute on an alias", "o = os; o.system('id')", "risky-module"),
+    ("process attribute on an alias (resolved)", "o = os; o.system('id')", "banned"),
     ("process attribute via sys.modules", "sys.modules['os'].system('id')", "risky-module"),
     ("pty", "import pty", "risky-module"),
     ("multiprocessing", "import multiprocessing", "risky-module"),
@@ -126,3 +126,62 @@ def test_missing_files_syntax_errors_and_empty_tests() -> None:
     found = scan_files({"skill.py": "def f(:\n", "test_skill.py": "x = 1\n"}, BANNED)
     assert {(r.rule, r.file) for r in found} == {
         ("syntax", "skill.py"), ("no-asserts", "test_skill.py"), ("missing-file", "example.py")}
+
+
+# -- the scan reads what Python runs (issue 11, class 11) --------------------------------
+
+HIDDEN = '# \\u000aimport subprocess; subprocess.run(["id"])\n'  # a newline once decoded
+
+
+@pytest.mark.parametrize("cookie", ["# coding: raw_unicode_escape", "# -*- coding: utf-7 -*-",
+                                    "#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :"])
+def test_a_coding_cookie_other_than_utf8_is_refused(cookie: str) -> None:
+    source = f"{cookie}\n\n\ndef add(a, b):\n    return a + b\n{HIDDEN}"
+    found = scan_source("skill.py", source, BANNED)
+    assert [(r.rule, r.line) for r in found] == [("encoding", cookie.count("\n") + 1)], found
+    assert "only UTF-8 is allowed" in found[0].message
+
+
+def test_a_utf8_cookie_and_bom_are_fine() -> None:
+    for head in ("# -*- coding: utf-8 -*-\n", "\ufeff", "# coding=UTF-8\n"):
+        assert rules(head + "def add(a, b):\n    return a + b\n") == set()
+
+
+def test_bytes_that_are_not_utf8_are_refused() -> None:
+    source = b"def add(a, b):\n    return a + b  # \xff\n".decode("utf-8", "surrogateescape")
+    found = scan_source("skill.py", source, BANNED)
+    assert [(r.rule, r.line) for r in found] == [("encoding", 2)]
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u200b", "\u2060", "\u00ad", "\u2028",
+                                  "\x1b", "\ufeff"])
+def test_bidirectional_and_invisible_characters_are_refused(char: str) -> None:
+    source = f'def add(a, b):\n    return a + b\n\n\nACCESS = "user{char}"  # check\n'
+    found = scan_source("skill.py", source, BANNED)
+    assert [(r.rule, r.line) for r in found] == [("hidden-character", 5)], found
+    assert f"U+{ord(char):04X}" in found[0].message
+
+
+@pytest.mark.parametrize("line", [
+    "uuid._get_command_stdout('id')",
+    "from uuid import _get_command_stdout",
+    "getattr(uuid, '_get_command_stdout')('id')",
+    "u = uuid; u._get_command_stdout('id')",
+    "os.path._joinrealpath",
+])
+def test_private_attributes_of_modules_are_refused(line: str) -> None:
+    source = f"import os\nimport uuid\n\n\ndef add(a, b):\n    {line}\n    return a + b\n"
+    assert "private-attribute" in rules(source), scan_source("skill.py", source, BANNED)
+
+
+def test_public_attributes_and_own_privates_are_fine() -> None:
+    source = ("import uuid\n\n\nclass Box:\n    def __init__(self):\n        self._n = 1\n\n\n"
+              "def add(a, b):\n    return a + b + Box()._n + len(uuid.uuid4().hex) + "
+              "len(uuid.__name__)\n")
+    assert rules(source) == set()
+    assert rules("from skill import _helper\n\nassert _helper() == 1\n", "test_skill.py") == set()
+
+
+def test_a_flood_of_blank_lines_hides_nothing() -> None:
+    source = "def add(a, b):\n    return a + b\n" + "\n" * 200_000 + "import subprocess\n"
+    assert "banned" in rules(source)

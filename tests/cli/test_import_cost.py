@@ -1,0 +1,51 @@
+"""record-run and the queue commands are on agents' hot path: a well-formed call
+imports neither click nor YAML nor the modules that run git (gitvault/cli/main.py).
+Real processes (PYTHONPROFILEIMPORTTIME lists what one imports), never in-process,
+where everything is imported already."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Runner
+
+HEAVY = {"click", "yaml", "frontmatter", "subprocess", "msgspec", "sqlite3"}
+HOT = [
+    ("record-run", "--agent", "a", "--skill", "s", "--task", "t", "--result", "fail",
+     "--score", "0.2", "--json"),
+    ("record-run", "--skill", "s"),
+    ("enqueue", "--task", "Fix", "--files", "app:a", "--dag-id", "d1", "--json"),
+    ("dispatch", "--max", "3"), ("stats",), ("stats", "--json"), ("locks", "--json"),
+    ("dag", "d1"), ("--node", "n2", "stats"),
+]
+
+
+def imported(result_err: str) -> set[str]:
+    """Top-level names of the modules a process imported (PYTHONPROFILEIMPORTTIME)."""
+    names = set()
+    for line in result_err.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                names.add(name.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("args", HOT, ids=" ".join)
+def test_hot_commands_import_nothing_heavy(gv: Runner, gv_proc: Runner, vault: Path,
+                                           args: tuple[str, ...]) -> None:
+    # A DAG to show; and the parsed config is cached now (a miss parses YAML, once).
+    gv.ok("enqueue", "--task", "Seed", "--dag-id", "d1")
+    result = gv_proc(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.code == 0, result.err[-2000:]
+    names = imported(result.err)
+    assert {"gitvault", "json"} <= names  # the listing is what it claims to be
+    assert names & HEAVY == set(), args
+
+
+def test_the_click_path_does_import_click(gv_proc: Runner, vault: Path) -> None:
+    """The check above can fail: a command that is not on the hot path imports click."""
+    result = gv_proc("skill", "list", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.code == 0 and "click" in imported(result.err)
