@@ -20,6 +20,12 @@ def _served(vault: Any) -> list[tuple[Any, Path]]:
     return pairs
 
 
+def _trusted(vault: Any) -> set[str]:
+    from gitvault.skills.codegate import trusted_evidence
+
+    return trusted_evidence(vault.layout, vault.node)
+
+
 @click.command("export")
 @click.argument("directory", type=click.Path(file_okay=True, dir_okay=True))
 @click.option("--format", "fmt", type=click.Choice(["agent-skills", "agents-md"]),
@@ -36,7 +42,8 @@ def export(directory: str, fmt: str, keep_extra_keys: bool, budget: int) -> None
     """Export the active skills as Agent Skills folders, or as an agents-md index.
 
     DIRECTORY/<name>/SKILL.md (and the skill's other files) for Claude Code, Codex or
-    any Agent Skills loader (e.g. .claude/skills). Only the six Agent Skills top-level
+    any Agent Skills loader (e.g. .claude/skills); a code skill only with this node's
+    passing gate evidence for its current files. Only the six Agent Skills top-level
     keys are written, gitvault's fields as strings under metadata. A file there that
     gitvault did not write is never overwritten, and nothing is deleted.
 
@@ -53,14 +60,16 @@ def export(directory: str, fmt: str, keep_extra_keys: bool, budget: int) -> None
         stats, _ = vault.skill_stats()
         usage = {name: int(row.get("usage", 0)) for name, row in stats.items()}
         block, listed, omitted = agentskills.index_block(_served(vault), usage,
-                                                         target.parent.resolve(), budget)
+                                                         target.parent.resolve(), budget,
+                                                         _trusted(vault))
         action = agentskills.write_index(target, block)
         data: dict[str, Any] = {"format": "agents-md", "file": str(target), "action": action,
                                 "skills": listed, "omitted": omitted, "chars": len(block)}
         emit(data, f"{action} {target}: {len(listed)} skills"
                    + (f" ({omitted} more did not fit in {budget} characters)" if omitted else ""))
         return
-    result = agentskills.export_folders(_served(vault), dest, keep_extra_keys=keep_extra_keys)
+    result = agentskills.export_folders(_served(vault), dest, keep_extra_keys=keep_extra_keys,
+                                        trusted=_trusted(vault))
 
     def text() -> str:
         lines = [f"exported {e['name']} v{e['version']} -> {e['path']}"

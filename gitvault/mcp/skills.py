@@ -3,8 +3,9 @@ vault: entries for ``skills/list`` and ``skills/get`` (the front-matter verbatim
 complete manifest with sha256 digests and sizes) and the ``skill://<name>/<path>``
 resources ``resources/read`` serves.
 
-Only what an agent may use is served: active skills, and no code skill until this
-node's own gate evidence can be checked here (:func:`unserved_reason`). Files are
+Only what an agent may use is served: active skills, and code skills only while this
+node holds passing gate evidence of its own for their current files
+(:func:`unserved_reason`). Files are
 read from disk on every request, so a skill patched through ``skill_patch`` is served
 as it now is.
 """
@@ -47,12 +48,19 @@ def mime_type(rel: str) -> str:
 def served(vault: Any) -> list[Served]:
     """The skills this server hands out, by name."""
     found = []
+    trusted = _trusted(vault)
     for skill in vault.skills.iter_all(include_archived=False, skipped=[]):
-        if unserved_reason(skill) is None:
+        if unserved_reason(skill, vault.layout.skill_dir(skill.name), trusted) is None:
             item = _served_folder(skill.name, vault.layout.skill_dir(skill.name))
             if item is not None:
                 found.append(item)
     return found
+
+
+def _trusted(vault: Any) -> set[str]:
+    from gitvault.skills.codegate import trusted_evidence
+
+    return trusted_evidence(vault.layout, vault.node)
 
 
 def _served_folder(name: str, folder: Path) -> Served | None:
@@ -71,7 +79,7 @@ def find(vault: Any, name: str) -> Served:
         skill = read_skill(vault.layout.skill_dir(name))
     except Exception:
         raise NotFound(f"no skill {name!r} is served here") from None
-    reason = unserved_reason(skill)
+    reason = unserved_reason(skill, vault.layout.skill_dir(skill.name), _trusted(vault))
     item = None if reason else _served_folder(skill.name, vault.layout.skill_dir(skill.name))
     if item is None:
         raise NotFound(f"skill {name!r} is not served here: {reason or 'unreadable'}")

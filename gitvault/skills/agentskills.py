@@ -2,8 +2,8 @@
 Agent Skills loader (Claude Code, Codex, ``skills-ref``) takes as they are, and the
 compact index for an ``AGENTS.md`` / ``CLAUDE.md``.
 
-What is handed out is what an agent may use: active skills; code skills only once
-this node can check its own gate evidence for them (:func:`unserved_reason`). Export
+What is handed out is what an agent may use: active skills, code skills only with this
+node's own passing gate evidence for their current files (:func:`unserved_reason`). Export
 never deletes a file and never overwrites one it did not write: it keeps the sha256 of
 what it wrote in ``DIR/.gitvault-export.json`` and leaves a file changed by someone
 else as it is, reporting it.
@@ -31,16 +31,23 @@ DEFAULT_BUDGET = 8000
 BEGIN = "<!-- gitvault:skills:begin -->"
 END = "<!-- gitvault:skills:end -->"
 SKIP_NAMES = ("__pycache__",)
-CODE_UNSERVED = ("code skill: not handed out until this node's own gate evidence for its "
-                 "current files can be checked here")
+CODE_UNVERIFIED = ("code skill: unverified (this node holds no passing gate evidence for "
+                   "its current files; 'gitvault skill verify NAME' gates it)")
 
 
-def unserved_reason(skill: Skill) -> str | None:
-    """Why ``skill`` is not handed to an agent (export, MCP), or None when it is."""
+def unserved_reason(skill: Skill, folder: Path | None = None,
+                    trusted: set[str] | None = None) -> str | None:
+    """Why ``skill`` is not handed to an agent (export, MCP, the index), or None when it
+    is: only active skills, and a code skill only while this node holds passing gate
+    evidence of its own (``trusted``, from codegate.trusted_evidence) for exactly the
+    files in ``folder`` (SPEC §1, Trust)."""
     if skill.state != "active":
         return f"state {skill.state} (only active skills are handed out)"
     if skill.kind == "code":
-        return CODE_UNSERVED
+        from gitvault.skills.codegate import is_trusted
+
+        if folder is None or trusted is None or not is_trusted(folder, trusted):
+            return CODE_UNVERIFIED
     return None
 
 
@@ -130,7 +137,8 @@ def _refusal(target: Path, data: bytes, ours: str | None, base: Path) -> str | N
 
 
 def export_folders(skills: list[tuple[Skill, Path]], dest: Path, *,
-                   keep_extra_keys: bool = False) -> dict[str, Any]:
+                   keep_extra_keys: bool = False, trusted: set[str] | None = None
+                   ) -> dict[str, Any]:
     """Write each served skill of ``skills`` ((skill, its vault folder)) to
     ``dest/<name>/``; a skill whose files cannot all be written is skipped whole."""
     if dest.exists() and not dest.is_dir():
@@ -139,7 +147,7 @@ def export_folders(skills: list[tuple[Skill, Path]], dest: Path, *,
     exported: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     for skill, folder in skills:
-        reason = unserved_reason(skill)
+        reason = unserved_reason(skill, folder, trusted)
         if reason is not None:
             skipped.append({"name": skill.name, "reason": reason})
             continue
@@ -187,12 +195,13 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 # -- export DIR --format agents-md -------------------------------------------------------
 def index_block(skills: list[tuple[Skill, Path]], usage: dict[str, int], base: Path,
-                budget: int = DEFAULT_BUDGET) -> tuple[str, list[str], int]:
+                budget: int = DEFAULT_BUDGET, trusted: set[str] | None = None
+                ) -> tuple[str, list[str], int]:
     """The index of the served skills, most-used first, within ``budget`` characters:
     (text, names listed, how many did not fit)."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 200:
         raise InvalidInput(f"--budget {budget!r} is too small: at least 200 characters")
-    served = [(s, f) for s, f in skills if unserved_reason(s) is None]
+    served = [(s, f) for s, f in skills if unserved_reason(s, f, trusted) is None]
     served.sort(key=lambda pair: (-usage.get(pair[0].name, 0), pair[0].name))
     head = [BEGIN, "## Skills (gitvault)", "",
             "Procedural memory kept by gitvault. When a task matches a skill's \"use when\", "

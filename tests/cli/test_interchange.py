@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gitvault.skills.agentskills import CODE_UNSERVED
+from gitvault.skills.agentskills import CODE_UNVERIFIED
 from tests.cli.test_code_skills import EXAMPLE, SKILL, TESTS
 from tests.cli.test_code_skills import create as create_code_skill
 from tests.conftest import Runner, snapshot
@@ -67,10 +67,17 @@ def test_export_writes_folders_the_reference_validator_accepts(gv: Runner, vault
     assert "metadata:\n  version: '1'\n  kind: procedure\n" in text  # block style, strings
     assert "{" not in text.split("---")[1]
     assert not (out / "old-way").exists()
+    # a code skill goes out with its files while this node's gate evidence covers them
     assert create_code_skill(gv, tmp_path, "slugify").code == 0
     data = gv.ok("--json", "export", str(out)).json()
-    assert data["skipped"] == [{"name": "slugify", "reason": CODE_UNSERVED}]
-    assert not (out / "slugify").exists()
+    assert data["skipped"] == []
+    assert sorted(p.name for p in (out / "slugify").iterdir()) == [
+        "SKILL.md", "example.py", "skill.py", "test_skill.py"]
+    assert validate(out / "slugify").returncode == 0
+    (vault / "skills" / "slugify" / "skill.py").write_text(SKILL + "\nX = 1\n")  # not gated
+    data = gv.ok("--json", "export", str(tmp_path / "again")).json()
+    assert data["skipped"] == [{"name": "slugify", "reason": CODE_UNVERIFIED}]
+    assert not (tmp_path / "again" / "slugify").exists()
 
 
 def test_import_a_claude_skills_folder_keeps_keys_and_files(gv: Runner, vault: Path,

@@ -12,8 +12,8 @@ from tests.conftest import Runner
 
 @pytest.fixture
 def served_vault(gv: Runner, vault: Path, tmp_path: Path) -> Path:
-    """Two served skills (one with a supporting file), and three that are not served:
-    a code skill, an archived one and a stale one."""
+    """Three served skills (one with a supporting file, one a gated code skill), and two
+    that are not: an archived one and a code skill changed since this node gated it."""
     src = tmp_path / "src" / "debug-flaky-test"
     (src / "references").mkdir(parents=True)
     (src / "SKILL.md").write_text("---\nname: debug-flaky-test\ndescription: Debug a flaky "
@@ -25,5 +25,8 @@ def served_vault(gv: Runner, vault: Path, tmp_path: Path) -> Path:
           "--tags", "review")
     gv.ok("skill", "create", "old-way", "--description", "The old way")
     gv.ok("skill", "archive", "old-way")
-    assert create_code_skill(gv, tmp_path, "slugify").code == 0
+    assert create_code_skill(gv, tmp_path, "slugify").code == 0  # gated here: served
+    assert create_code_skill(gv, tmp_path, "shout").code == 0
+    shout = vault / "skills" / "shout" / "skill.py"
+    shout.write_text(shout.read_text() + "\nX = 1\n")  # changed since its gate: not served
     return vault

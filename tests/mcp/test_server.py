@@ -137,7 +137,12 @@ def test_skills_extension_over_stdio(gv: Runner, served_vault: Path, mode: str) 
             assert listing["resultType"] == "complete"
             assert isinstance(listing["ttlMs"], int) and listing["cacheScope"] in ("public", "private")
             names = [s["frontmatter"]["name"] for s in listing["skills"]]
-            assert names == ["debug-flaky-test", "review-diff"]  # no code, archived skill
+            assert names == ["debug-flaky-test", "review-diff", "slugify"]  # not shout, old-way
+            code = next(s for s in listing["skills"] if s["frontmatter"]["name"] == "slugify")
+            assert [r["uri"].rsplit("/", 1)[1] for r in code["resources"]] == [
+                "SKILL.md", "example.py", "skill.py", "test_skill.py"]
+            source = await c.read_resource("skill://slugify/skill.py")
+            assert "def slugify" in source.contents[0].text
             entry = listing["skills"][0]
             assert entry["uri"] == "skill://debug-flaky-test/SKILL.md"
             text = (served_vault / "skills" / "debug-flaky-test" / "SKILL.md").read_text()
@@ -154,16 +159,17 @@ def test_skills_extension_over_stdio(gv: Runner, served_vault: Path, mode: str) 
             got = await skills_request(c, "skills/get", {"uri": entry["uri"]})
             assert got["skill"] == entry and got["resultType"] == "complete"
             assert "ttlMs" in got and "cacheScope" in got
-            for uri in ("skill://slugify/SKILL.md", "skill://old-way/SKILL.md",
+            for uri in ("skill://shout/SKILL.md", "skill://old-way/SKILL.md",
                         "skill://nope/SKILL.md", "skill://debug-flaky-test/references/GUIDE.md"):
                 with pytest.raises(MCPError) as refused:
                     await skills_request(c, "skills/get", {"uri": uri})
                 assert refused.value.code == -32602, uri
-            for uri in ("skill://slugify/skill.py", "skill://debug-flaky-test/../../gitvault.yaml"):
+            for uri in ("skill://shout/skill.py", "skill://debug-flaky-test/../../gitvault.yaml"):
                 with pytest.raises(MCPError):
                     await c.read_resource(uri)
             resources = (await c.list_resources()).resources
             assert "skill://debug-flaky-test/references/GUIDE.md" in [r.uri for r in resources]
-            assert not [r for r in resources if r.uri.startswith("skill://slugify/")]
+            assert not [r for r in resources if r.uri.startswith("skill://shout/")]
+            assert "skill://slugify/skill.py" in [r.uri for r in resources]
 
     anyio.run(session)

@@ -51,7 +51,7 @@ def test_the_typescript_sdk_client_uses_the_server(gv: Runner, served_vault: Pat
         "code": "bad_input", "message": "the search query is empty"}}}
     assert out["outcome"]["status"] == "recorded"
     names = [s["frontmatter"]["name"] for s in out["skills"]["skills"]]
-    assert names == ["debug-flaky-test", "review-diff"]
+    assert names == ["debug-flaky-test", "review-diff", "slugify"]
     entry = out["skills"]["skills"][0]
     assert out["get"]["skill"] == entry
     for resource in entry["resources"]:

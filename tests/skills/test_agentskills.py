@@ -30,11 +30,24 @@ def test_skill_folders_finds_every_agents_folder(tmp_path: Path) -> None:
         skill_folders(tmp_path / "missing")
 
 
-def test_served_skills_are_active_procedures_and_lessons() -> None:
+def test_served_skills_are_active_and_code_only_with_evidence(tmp_path: Path) -> None:
+    from gitvault.gate.verify import evidence_hash
+    from gitvault.skills.codegate import code_files
+
     assert agentskills.unserved_reason(skill("a")) is None
     assert agentskills.unserved_reason(skill("b", kind="lesson")) is None
     assert "stale" in (agentskills.unserved_reason(skill("c", state="stale")) or "")
-    assert "gate evidence" in (agentskills.unserved_reason(skill("d", kind="code")) or "")
+    folder = tmp_path / "d"
+    folder.mkdir()
+    for name in ("skill.py", "test_skill.py", "example.py"):
+        (folder / name).write_text(f"# {name}\n")
+    code = skill("d", kind="code")
+    assert agentskills.unserved_reason(code) == agentskills.CODE_UNVERIFIED
+    assert agentskills.unserved_reason(code, folder, set()) == agentskills.CODE_UNVERIFIED
+    trusted = {evidence_hash(code_files(folder))}
+    assert agentskills.unserved_reason(code, folder, trusted) is None
+    (folder / "skill.py").write_text("# changed\n")
+    assert agentskills.unserved_reason(code, folder, trusted) == agentskills.CODE_UNVERIFIED
 
 
 def test_json_safe_keeps_front_matter_and_turns_dates_into_text() -> None:
