@@ -50,6 +50,7 @@ class GitError(GitvaultError):
     """A git command failed in a way the user must look at."""
 
     code = "git"
+    index_locked = False  # git found its index.lock held (another git process at work)
 
 
 class LLMError(GitvaultError):

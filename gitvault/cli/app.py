@@ -13,7 +13,7 @@ import click
 
 from gitvault.cli.common import global_options, reset, state, wants_json
 from gitvault.cli.hot import COMMANDS as HOT
-from gitvault.cli.report import fail, report
+from gitvault.cli.report import fail, install_wait_note, report
 
 __all__ = ["cli", "main"]
 
@@ -131,6 +131,7 @@ def main(argv: list[str] | None = None) -> Any:
     the one reporter (:mod:`gitvault.cli.report`)."""
     args = sys.argv[1:] if argv is None else argv
     as_json = "--json" in args
+    install_wait_note()
     if not args:
         args = ["--help"]
     reset()

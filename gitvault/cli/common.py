@@ -106,8 +106,9 @@ def note(message: str) -> None:
 
 
 def read_input(value: str | None, file: str | None, what: str = "content") -> str | None:
-    """``--content TEXT``, ``--file F`` or ``--file -`` (stdin); at most one."""
-    from gitvault.core.files import decode_text, read_text
+    """``--content TEXT``, ``--file F`` or ``--file -`` (stdin); at most one, of at most
+    ``files.INPUT_LIMIT`` bytes (a larger file or stdin is refused, never read whole)."""
+    from gitvault.core.files import decode_text, read_stream, read_text
     from gitvault.errors import InvalidInput
 
     if value is not None and file is not None:
@@ -115,7 +116,7 @@ def read_input(value: str | None, file: str | None, what: str = "content") -> st
     if file is None:
         return value
     if file == "-":
-        return decode_text(sys.stdin.buffer.read(), "stdin")
+        return decode_text(read_stream(sys.stdin.buffer, "stdin"), "stdin")
     from pathlib import Path
 
     return read_text(Path(file))

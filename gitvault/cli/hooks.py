@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from gitvault.cli.common import emit, global_options, note, state, warn
 from gitvault.hooks.shims import HOOKS
-
-if TYPE_CHECKING:
-    from gitvault.vault.facade import Vault
+from gitvault.vault.facade import Vault
 
 
 @click.group()
@@ -20,20 +18,31 @@ def hooks() -> None:
     """Install, remove or run the git hooks that enforce the verification gate."""
 
 
-def _top() -> tuple[Vault, Path]:
+def _top() -> Path:
+    """The work tree the hooks belong to: that of --vault / GITVAULT_DIR when given,
+    else the one around the current folder (git runs hooks at the top of the work
+    tree, which may hold no vault of its own: the vaults may sit in subfolders)."""
+    from gitvault.core import git
+    from gitvault.core.paths import find_vault
     from gitvault.errors import NotFound
 
-    vault = state().vault()
-    if vault.layout.git_dir is None:
-        raise NotFound(f"{vault.root} is not in a git repository")
-    return vault, vault.top
+    current = state()
+    start = find_vault(current.vault_path) if current.vault_path else None
+    if start is None:
+        try:
+            start = find_vault()
+        except NotFound:
+            start = Path.cwd()
+    top = git.work_tree(start)
+    if top is None:
+        raise NotFound(f"{start} is not in a git repository")
+    return top
 
 
 def _shims(verb: str, nothing: str) -> None:
     from gitvault.hooks import shims
 
-    _, top = _top()
-    done = getattr(shims, verb)(top)
+    done = getattr(shims, verb)(_top())
     emit({"status": f"{verb}ed", "changes": done}, "; ".join(done) if done else nothing)
 
 
@@ -63,13 +72,32 @@ def run(hook: str, args: tuple[str, ...], unsafe_no_sandbox: bool) -> None:
     the reasons when the staged changes must not be committed."""
     from gitvault.hooks import checks
 
-    vault, top = _top()
+    top = _top()
     if hook == "post-merge":
-        _regate(vault, unsafe_no_sandbox)
+        for vault_rel in _all_vaults(top):
+            _regate(Vault(top / vault_rel if vault_rel else top, state().node), unsafe_no_sandbox)
         return
     if hook != "pre-commit":
         emit({"hook": hook, "problems": []})
         return
+    staged = checks.staged_changes(top)
+    problems: list[str] = []
+    for vault_rel in checks.vaults_of(top, [path for _, path in staged]):
+        vault = Vault(top / vault_rel if vault_rel else top, state().node)
+        problems += _pre_commit(vault, top, vault_rel, staged, unsafe_no_sandbox)
+    emit({"hook": hook, "problems": problems})
+    if problems:
+        for problem in problems:
+            click.echo(f"gitvault: error: pre-commit: {problem}", err=True)
+        raise click.exceptions.Exit(1)
+
+
+def _pre_commit(vault: Vault, top: Path, vault_rel: str, staged: list[tuple[str, str]],
+                unsafe_no_sandbox: bool) -> list[str]:
+    """The pre-commit problems of one vault of the repository."""
+    from gitvault.hooks import checks
+
+    vault.commits_records = False  # git is committing: the gate's records stay pending
     cfg = vault.config.verify
 
     def gate(name: str, version: int, files: dict[str, str]) -> Any:
@@ -82,13 +110,17 @@ def run(hook: str, args: tuple[str, ...], unsafe_no_sandbox: bool) -> None:
         return not cfg.enabled or found(sha)
 
     found = checks.evidence_checker(vault.scan("gate").records, cfg.max_evidence_age_s,
-                                    unsafe_no_sandbox, node=vault.node)
-    problems = checks.pre_commit(top, vault.vault_rel, gate, evidence)
-    emit({"hook": hook, "problems": problems})
-    if problems:
-        for problem in problems:
-            click.echo(f"gitvault: error: pre-commit: {problem}", err=True)
-        raise click.exceptions.Exit(1)
+                                       unsafe_no_sandbox, node=vault.node)
+    return checks.pre_commit(top, vault_rel, gate, evidence, staged)
+
+
+def _all_vaults(top: Path) -> list[str]:
+    """Every vault of the repository (the folder of each tracked gitvault.yaml)."""
+    from gitvault.core import git
+
+    listed = git.out(top, "ls-files", "-z", "--", "gitvault.yaml", "**/gitvault.yaml")
+    folders = {Path(path).parent.as_posix() for path in listed.split("\0") if path}
+    return sorted("" if folder == "." else folder for folder in folders)
 
 
 def _regate(vault: Vault, unsafe_no_sandbox: bool) -> None:

@@ -53,6 +53,7 @@ class Globals:
     def __init__(self, vault: str | None = None, node: str | None = None,
                  json: bool = False) -> None:
         self.vault, self.node, self.json = vault, node, json
+        self.notices: list[str] = []  # what the command tells its user on stderr
 
 
 def _split(value: str | None) -> list[str]:
@@ -231,6 +232,11 @@ def execute(name: str, g: Globals, options: dict[str, Any]) -> tuple[Any, str, l
 
     _check_required(name, options)
     vault = Vault.open(g.vault, g.node)
+    g.notices = vault.notices
+    if vault.config.logs.autocommit:  # only then may a hot command wait for the git lock
+        from gitvault.cli.report import install_wait_note
+
+        install_wait_note()
     cmd = COMMANDS[name]
     data, text = cmd.run(vault.queue if cmd.on_queue else vault, **options)
     if cmd.writes:
@@ -292,7 +298,7 @@ def parse(argv: list[str]) -> tuple[str, Globals, dict[str, Any]] | None:
                 return None
             value = items[index + 1]
             if opt.kind is int:
-                if not value.isdigit():
+                if not (value.isascii() and value.isdigit()):
                     return None
                 options[opt.name] = int(value)
             else:
@@ -351,6 +357,8 @@ def try_run(argv: list[str]) -> int | None:
         return report(exc, g.json)
     for line in warnings:
         sys.stderr.write(f"gitvault: warning: {line}\n")
+    for line in g.notices:
+        sys.stderr.write(f"gitvault: {line}\n")
     out = render(data, text, g.json)
     try:
         if out:

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from gitvault.cli.common import global_options, state, warn
+from gitvault.cli.common import global_options, note, state, warn
 from gitvault.cli.hot import COMMANDS, Globals, execute, render
 
 
@@ -25,6 +25,8 @@ def _build(name: str) -> click.Command:
         g = Globals(current.vault_path, current.node, current.json)
         data, text, warnings = execute(name, g, options)
         warn(warnings)
+        for line in g.notices:
+            note(line)
         out = render(data, text, current.json)
         if out:
             click.echo(out)

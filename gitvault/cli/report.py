@@ -48,3 +48,19 @@ def report(exc: BaseException, as_json: bool) -> int:
     if code == "internal" and os.environ.get("GITVAULT_DEBUG"):
         raise exc
     return fail(code, message, exit_code, as_json)
+
+
+def _wait_note(path: str, left: float) -> None:
+    try:
+        sys.stderr.write(f"gitvault: waiting for another gitvault command to release the "
+                         f"git lock ({path}; giving up in {left:.0f} s)\n")
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+def install_wait_note() -> None:
+    """Have a wait for the git lock say so on stderr (SPEC §3), on every entry path."""
+    from gitvault.core import gitlock
+
+    gitlock.on_wait = _wait_note

@@ -86,7 +86,7 @@ def doctor(repair: bool) -> None:
     from gitvault.vault.doctor import run_doctor
 
     vault = state().vault()
-    report = run_doctor(vault.layout, repair, vault.node)
+    report = run_doctor(vault.layout, repair, vault.node, vault.skills)
 
     def text() -> str:
         checked = report.checked

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from gitvault.errors import InvalidInput
 
@@ -31,11 +31,34 @@ def parse_iso(text: str) -> datetime:
         raw = f"{m.group(1)}.{(m.group(2) + '000000')[:6]}{m.group(3)}"
     try:
         parsed = datetime.fromisoformat(raw)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return parsed.astimezone(timezone.utc)
     except ValueError:
         raise InvalidInput(f"not an ISO 8601 timestamp: {text!r}") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
+    except OverflowError:  # in UTC it falls outside the years 1-9999
+        raise InvalidInput(f"timestamp out of range (years 1 to 9999 UTC): {text!r}") from None
+
+
+# The calendar's edges, as aware UTC datetimes: date arithmetic saturates there.
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+LATEST = datetime.max.replace(tzinfo=timezone.utc)
+
+
+def shift(moment: datetime, seconds: float) -> datetime:
+    """``moment`` plus ``seconds`` (negative: minus), saturating at the calendar's
+    edges instead of raising OverflowError: a deadline 24 h after 9999-12-31T23:59:59Z
+    is the last representable moment, so it never passes, and nothing crashes."""
+    try:
+        return moment + timedelta(seconds=seconds)
+    except OverflowError:
+        return LATEST if seconds > 0 else EARLIEST
+
+
+def older_than(moment: datetime, reference: datetime, seconds: float) -> bool:
+    """Whether more than ``seconds`` passed from ``moment`` to ``reference`` (any
+    sizes: the difference of two datetimes never overflows; a huge limit is a float)."""
+    return (reference - moment).total_seconds() > seconds
 
 
 def now() -> datetime:
@@ -51,8 +74,8 @@ def now() -> datetime:
 
 def iso(moment: datetime) -> str:
     """Format as ISO 8601 UTC with milliseconds and ``Z``."""
-    utc = moment.astimezone(timezone.utc)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    utc = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return utc.isoformat(timespec="milliseconds") + "Z"  # years below 1000 zero-padded
 
 
 def now_iso() -> str:
@@ -61,7 +84,7 @@ def now_iso() -> str:
 
 def now_seconds() -> str:
     """Now as ISO 8601 UTC to the second (``created``/``updated`` of a skill)."""
-    return now().strftime("%Y-%m-%dT%H:%M:%SZ")
+    return now().astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def ts_key(text: str) -> str:
@@ -73,4 +96,4 @@ def ts_key(text: str) -> str:
     m = _FAST_UTC.match(text) if isinstance(text, str) else None
     if m:
         return f"{m.group(1)}.{((m.group(2) or '') + '000000')[:6]}"
-    return parse_iso(text).strftime("%Y-%m-%dT%H:%M:%S.%f")
+    return parse_iso(text).replace(tzinfo=None).isoformat(timespec="microseconds")

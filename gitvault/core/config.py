@@ -38,6 +38,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "logs": {
         "autocommit": Key(False, bool),
     },
+    "git": {
+        "lock_wait_s": Key(30.0, float),
+    },
     "lifecycle": {
         "stale_after_days": Key(14, int),
         "stale_failure_rate": Key(0.70, float),

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import BinaryIO
 
+from gitvault.core.paths import open_below
 from gitvault.errors import GitvaultError, InvalidInput
 
 
@@ -19,11 +21,46 @@ def decode_text(data: bytes, source: str, error: type[GitvaultError] = InvalidIn
         raise error(f"{source}: not UTF-8 text (bad byte at offset {exc.start})") from None
 
 
-def read_bytes(path: Path, what: str = "file", error: type[GitvaultError] = InvalidInput) -> bytes:
-    """A file's bytes; a missing file (``no such WHAT``), a folder or an unreadable file
-    is an ``error`` (InvalidInput) naming it."""
+INPUT_LIMIT = 1 << 20  # bytes of one input: a skill's content, a code file, a config, a DAG
+FILE_LIMIT = 4 << 20  # bytes of one file gitvault reads from a vault (a SKILL.md with its head)
+
+
+def _size_error(source: str, limit: int, error: type[GitvaultError]) -> GitvaultError:
+    return error(f"{source}: more than {_size_text(limit)}, the limit for one input")
+
+
+def _size_text(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
+
+
+def read_stream(stream: BinaryIO, source: str, limit: int = INPUT_LIMIT,
+                error: type[GitvaultError] = InvalidInput) -> bytes:
+    """At most ``limit`` bytes of ``stream`` (stdin, a device, a pipe); more is an
+    ``error`` naming ``source`` and the limit, read no further than one byte past it."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = stream.read(min(1 << 16, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > limit:
+        raise _size_error(source, limit, error)
+    return b"".join(chunks)
+
+
+def read_bytes(path: Path, what: str = "file", error: type[GitvaultError] = InvalidInput,
+               limit: int = INPUT_LIMIT, below: Path | None = None) -> bytes:
+    """A file's bytes, at most ``limit`` of them; a missing file (``no such WHAT``), a
+    folder, an unreadable file or a larger one (``/dev/zero`` included) is an ``error``
+    (InvalidInput) naming it. With ``below`` (a vault root), no symlink below it is
+    followed: one is a SymlinkRefused (an InvalidInput) naming it."""
     try:
-        return path.read_bytes()
+        fd = open_below(below, path, os.O_RDONLY) if below is not None else \
+            os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as handle:
+            return read_stream(handle, str(path), limit, error)
     except FileNotFoundError:
         raise error(f"{path}: no such {what}") from None
     except IsADirectoryError:
@@ -32,10 +69,11 @@ def read_bytes(path: Path, what: str = "file", error: type[GitvaultError] = Inva
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def read_text(path: Path) -> str:
-    """A text file's content; a missing file, a folder, an unreadable file or non-UTF-8
-    bytes are an InvalidInput naming the file."""
-    return decode_text(read_bytes(path), str(path))
+def read_text(path: Path, limit: int = INPUT_LIMIT, below: Path | None = None) -> str:
+    """A text file's content; a missing file, a folder, an unreadable file, one of more
+    than ``limit`` bytes, a symlink below ``below`` or non-UTF-8 bytes are an
+    InvalidInput naming the file."""
+    return decode_text(read_bytes(path, limit=limit, below=below), str(path))
 
 
 def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
-from gitvault.core.clock import iso, now
-from gitvault.errors import GitError
+from gitvault.core import gitlock
+from gitvault.core.clock import now
+from gitvault.core.paths import find_git_dir
+from gitvault.errors import Conflict, GitError
 
 TRAILER_PREFIX = "Gitvault-"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -35,14 +39,17 @@ class Commit:
     @property
     def version(self) -> int | None:
         value = self.trailers.get("Gitvault-Version", "")
-        return int(value) if value.isdigit() else None
+        return int(value) if value.isascii() and value.isdigit() else None
 
 
 def _env(when: datetime | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("LC_ALL", "C")
     env["GIT_TERMINAL_PROMPT"] = "0"
-    stamp = iso(when or now())
+    # git's own format, seconds since the epoch: git refuses ISO dates after 2099 and
+    # misreads years below 1000; before 1970 it has no dates at all (clamped to 0).
+    moment = when or now()
+    stamp = f"@{max(0, int(moment.timestamp()))} +0000"
     env["GIT_AUTHOR_DATE"] = stamp
     env["GIT_COMMITTER_DATE"] = stamp
     return env
@@ -57,18 +64,32 @@ def _run(argv: list[str], env: dict[str, str],
 
 
 def _failed(command: str, proc: subprocess.CompletedProcess[bytes]) -> GitError:
-    message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-    detail = message[-1] if message else f"exit {proc.returncode}"
-    return GitError(f"git {command} failed: {detail}")
+    """GitError with git's own message kept whole (its lines joined), so the reason and
+    the hint it gives both reach the user."""
+    lines = [line.strip() for line in proc.stderr.decode("utf-8", "replace").splitlines()]
+    detail = " ".join(line for line in lines if line) or f"exit {proc.returncode}"
+    error = GitError(f"git {command} failed: {detail}")
+    error.index_locked = "index.lock" in detail and "File exists" in detail
+    return error
 
 
 def git(root: Path, *args: str, input: bytes | None = None, check: bool = True,
-        when: datetime | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git -C root args``; a failure raises GitError with git's own message."""
-    proc = _run(["git", "-C", str(root), *args], _env(when), input)
+        when: datetime | None = None, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git -C root args`` (``env``: variables to add); a failure raises GitError
+    with git's own message."""
+    proc = _run(["git", "-C", str(root), *args], {**_env(when), **(env or {})}, input)
     if check and proc.returncode != 0:
-        raise _failed(args[0], proc)
+        raise _failed(_command(args), proc)
     return proc
+
+
+def _command(args: Sequence[str]) -> str:
+    """The git command of ``args`` (``commit`` of ``-c user.name=x commit ...``)."""
+    rest = list(args)
+    while len(rest) > 2 and rest[0] == "-c":
+        rest = rest[2:]
+    return rest[0] if rest else "git"
 
 
 def config_value(git_dir: Path | None, key: str) -> str | None:
@@ -137,36 +158,98 @@ def format_message(subject: str, trailers: dict[str, str], body: str = "") -> st
 
 def commit_paths(root: Path, paths: Sequence[str], subject: str,
                  trailers: dict[str, str], body: str = "", verify: bool = True) -> str | None:
-    """Stage and commit exactly ``paths`` (relative to root) with trailers.
+    """Stage and commit exactly ``paths`` (relative to root) with trailers, holding the
+    git lock (SPEC §3). On a failure the index is put back for those paths (nothing is
+    left half-staged) and GitError carries git's whole message; git's ``index.lock``
+    held by another git process is waited for within the lock's budget, then Conflict.
 
     Other staged changes of the user are left alone. Returns the new commit's sha,
     or None when those paths hold no change.
     """
+    git_dir = find_git_dir(root)
+    with gitlock.held(git_dir):
+        return _retrying(lambda: _commit_paths(root, paths, subject, trailers, body, verify),
+                         gitlock.budget(git_dir))
+
+
+def _commit_paths(root: Path, paths: Sequence[str], subject: str,
+                  trailers: dict[str, str], body: str, verify: bool) -> str | None:
     addable, paths = _known(root, paths)
     if not paths:
         return None
-    if addable:
-        git(root, "add", "-A", "--", *addable)
     base = ["HEAD"] if has_commits(root) else []
-    staged = git(root, "diff", "--cached", "--quiet", *base, "--", *paths, check=False)
-    if staged.returncode == 0:
-        return None
-    message = format_message(subject, trailers, body)
-    args = [*_identity_args(root), "commit", "-q", "--no-gpg-sign", *([] if verify else
-            ["--no-verify"]), "-F", "-",
-            "--only", "--", *paths]
-    git(root, *args, input=message.encode("utf-8"))
+    try:
+        if addable:
+            git(root, "add", "-A", "--", *addable)
+        staged = git(root, "diff", "--cached", "--quiet", *base, "--", *paths, check=False)
+        if staged.returncode == 0:
+            return None
+        message = format_message(subject, trailers, body)
+        hooks, env = ([], None) if verify else _own_commit_hooks(root)
+        args = [*_identity_args(root), "commit", "-q", "--no-gpg-sign", *hooks, "-F", "-",
+                "--only", "--", *paths]
+        git(root, *args, input=message.encode("utf-8"), env=env)
+    except GitError:
+        if base:  # unstage what this call staged; paths HEAD lacks leave the index too
+            git(root, "reset", "-q", "--", *paths, check=False)
+        else:
+            git(root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *paths,
+                check=False)
+        raise
     return out(root, "rev-parse", "HEAD").strip()
+
+
+def _own_commit_hooks(root: Path) -> tuple[list[str], dict[str, str] | None]:
+    """(commit arguments, extra environment) for a commit of content gitvault checked
+    itself: ``--no-verify``, unless the user's own hook is chained behind the shim as
+    ``pre-commit.legacy``; then the hooks run, the shim runs that hook and skips
+    gitvault's checks (``GITVAULT_HOOK_CHECKS=skip``), so the user's hook is never
+    bypassed."""
+    where = out(root, "rev-parse", "--git-path", "hooks/pre-commit.legacy").strip()
+    legacy = Path(where) if Path(where).is_absolute() else root / where
+    if legacy.is_file() and os.access(legacy, os.X_OK):
+        return [], {"GITVAULT_HOOK_CHECKS": "skip"}
+    return ["--no-verify"], None
+
+
+def _retrying(step: Callable[[], T], wait_s: float) -> T:
+    """Run ``step``; while git's ``index.lock`` is held by a git process of someone
+    else, try again for up to ``wait_s`` seconds, then raise Conflict."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    pause = 0.01
+    while True:
+        try:
+            return step()
+        except GitError as exc:
+            if not exc.index_locked:
+                raise
+            if time.monotonic() >= deadline:
+                raise Conflict(f"{exc} (another git process is using the repository; "
+                               "nothing was changed: try again)") from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
 
 def pull(root: Path, remote: str = "origin", branch: str = "main") -> None:
     """Fetch and merge ``remote/branch`` (a merge commit when needed, with an identity
     even where the user has none configured)."""
-    git(root, *_identity_args(root), "pull", "-q", "--no-rebase", "--no-edit", remote, branch)
+    _not_an_option(remote, branch)
+    with gitlock.held(find_git_dir(root)):
+        git(root, *_identity_args(root), "pull", "-q", "--no-rebase", "--no-edit", remote, branch)
 
 
 def push(root: Path, remote: str = "origin", branch: str = "main") -> None:
+    _not_an_option(remote, branch)
     git(root, "push", "-q", remote, f"HEAD:{branch}")
+
+
+def _not_an_option(*values: str) -> None:
+    """A remote or branch name that git would read as an option is refused."""
+    for value in values:
+        if not value or value.startswith("-"):
+            raise GitError(f"not a git remote or branch name: {value!r}")
 
 
 def _known(root: Path, paths: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -194,7 +277,8 @@ def _known(root: Path, paths: Sequence[str]) -> tuple[list[str], list[str]]:
 def move(root: Path, src: str, dst: str) -> None:
     """``git mv`` (falls back to a plain rename for files git does not track)."""
     Path(root / dst).parent.mkdir(parents=True, exist_ok=True)
-    proc = git(root, "mv", "-k", src, dst, check=False)
+    with gitlock.held(find_git_dir(root)):
+        proc = git(root, "mv", "-k", src, dst, check=False)
     if not (root / dst).exists():
         os.replace(root / src, root / dst)
     elif proc.returncode != 0 and (root / src).exists():

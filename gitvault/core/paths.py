@@ -83,7 +83,7 @@ class VaultLayout:
 
     def log_file(self, stream: str, node: str, moment: datetime) -> Path:
         """Where ``node`` appends ``stream`` records written at ``moment``."""
-        return self.stream(stream) / moment.strftime("%Y-%m") / f"{node}.jsonl"
+        return self.stream(stream) / f"{moment.year:04d}-{moment.month:02d}" / f"{node}.jsonl"
 
     @property
     def git_dir(self) -> Path | None:
@@ -99,6 +99,115 @@ class VaultLayout:
     def rel(self, path: Path) -> str:
         """``path`` relative to the vault root, with forward slashes."""
         return path.relative_to(self.root).as_posix()
+
+
+class SymlinkRefused(InvalidInput):
+    """A path below the vault root goes through a symlink (SPEC §1): never followed."""
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
+
+
+def _refused(root: str | os.PathLike[str], parts: list[str], upto: int) -> SymlinkRefused:
+    shown = "/".join(parts[:upto + 1])
+    return SymlinkRefused(f"{shown}: is a symlink; gitvault never follows symlinks under "
+                          "skills/ or logs/")
+
+
+def _parts_below(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> list[str]:
+    top, full = os.fspath(root).rstrip("/") + "/", os.fspath(path)
+    if full.startswith(top) and "/." not in full[len(top) - 1:] and "//" not in full:
+        return full[len(top):].split("/")  # the usual case, without path arithmetic
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    parts = [p for p in rel.split(os.sep) if p not in ("", ".")]
+    if not parts or parts[0] == "..":
+        raise InvalidInput(f"{os.fspath(path)}: not inside {os.fspath(root)}")
+    return parts
+
+
+def open_below(root: str | os.PathLike[str], path: str | os.PathLike[str], flags: int,
+               mode: int = 0o644, *, make_dirs: bool = False) -> int:
+    """``os.open(path, flags)`` with no symlink followed anywhere below ``root``: each
+    folder is opened relative to the one above it with ``O_NOFOLLOW`` (created first
+    when ``make_dirs``), then the file itself. A symlink on the way is a
+    SymlinkRefused (exit 2) naming it; other failures are the OSError of ``os.open``.
+    A few syscalls per folder: cheap enough for record-run."""
+    parts = _parts_below(root, path)
+    try:
+        return _walk(root, parts, flags, mode, make_dirs)
+    except OSError as exc:  # name the whole path, as os.open(path) would
+        if exc.filename == os.fspath(path):
+            raise
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
+
+
+def _walk(root: str | os.PathLike[str], parts: list[str], flags: int, mode: int,
+          make_dirs: bool) -> int:
+    fd = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    try:
+        for index, part in enumerate(parts[:-1]):
+            try:
+                sub = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not make_dirs:
+                    raise
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                sub = _open_part(root, parts, index, _DIR_FLAGS, 0, fd)
+            except OSError:
+                sub = _open_part(root, parts, index, _DIR_FLAGS, 0, fd)
+            os.close(fd)
+            fd = sub
+        return _open_part(root, parts, len(parts) - 1, flags | _NOFOLLOW, mode, fd)
+    finally:
+        os.close(fd)
+
+
+def _open_part(root: str | os.PathLike[str], parts: list[str], index: int, flags: int,
+               mode: int, dir_fd: int) -> int:
+    try:
+        return os.open(parts[index], flags, mode, dir_fd=dir_fd)
+    except OSError:
+        if is_link(parts[index], dir_fd):
+            raise _refused(root, parts, index) from None
+        raise
+
+
+def is_link(name: str, dir_fd: int | None = None) -> bool:
+    """Whether ``name`` (relative to ``dir_fd``) is a symlink itself."""
+    try:
+        return (os.lstat(name, dir_fd=dir_fd).st_mode & 0o170000) == 0o120000
+    except OSError:
+        return False
+
+
+def symlink_below(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> str | None:
+    """The first part of ``path`` below ``root`` that is a symlink (relative, with
+    forward slashes), or None; parts that do not exist end the walk."""
+    here = os.path.abspath(root)
+    parts = _parts_below(root, path)
+    for index, part in enumerate(parts):
+        here = os.path.join(here, part)
+        try:
+            st = os.lstat(here)
+        except OSError:
+            return None
+        if (st.st_mode & 0o170000) == 0o120000:
+            return "/".join(parts[:index + 1])
+    return None
+
+
+def refuse_symlinks(root: str | os.PathLike[str], *paths: str | os.PathLike[str]) -> None:
+    """SymlinkRefused (exit 2) when any of ``paths`` goes through a symlink below
+    ``root``: a writer calls it before it writes anything."""
+    for path in paths:
+        link = symlink_below(root, path)
+        if link is not None:
+            raise SymlinkRefused(f"{link}: is a symlink; gitvault never follows symlinks "
+                                 "under skills/ or logs/ (refused, nothing written)")
 
 
 def find_git_dir(start: Path) -> Path | None:
@@ -131,6 +240,20 @@ def find_vault(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
     raise NotFound(
         f"no vault in {here} or any parent folder (no {CONFIG_NAME}); "
         "run 'gitvault init' or pass --vault PATH")
+
+
+def skill_name(raw: str) -> str:
+    """A skill name as every input takes it (SPEC §2.1): lower-cased, ``_`` as ``-``;
+    anything else invalid is InvalidInput. Here, not in ``skills.model``, so the hot
+    path need not import the skills package."""
+    if not isinstance(raw, str):
+        raise InvalidInput(f"invalid skill name {raw!r}: must be text")
+    name = raw.strip().lower().replace("_", "-")
+    if not name or len(name) > 64 or not NODE_RE.match(name):
+        raise InvalidInput(
+            f"invalid skill name {raw!r}: use 1-64 lowercase letters, digits and single "
+            "hyphens (e.g. debug-swift-actor-isolation)")
+    return name
 
 
 def host_node() -> str:

@@ -3,10 +3,11 @@
 A record is one JSON object on one line of ``logs/<stream>/<YYYY-MM>/<node>.jsonl``.
 An append is one ``os.write`` of one whole line on an ``O_APPEND`` descriptor, so
 concurrent writers on one machine never interleave; a torn tail left by a crash is
-turned into a line of its own before the next append, so nothing is dropped and the
-reader reports it. Readers stream files line by line, ignore a last line without
-``\\n`` (a write in progress), report bad lines as :class:`LineWarning` and never
-raise on bad content.
+moved aside to ``<file>.torn`` (kept, ignored by git) before the next append, so
+every line that can be committed is a whole record and nothing is dropped. Readers
+stream files line by line, ignore a last line without ``\\n`` (a write in progress),
+report bad lines as :class:`LineWarning` and never raise on bad content; no symlink
+below the vault is followed (SPEC §1).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from gitvault.core import clock
+from gitvault.core.paths import SymlinkRefused, find_git_dir, open_below
 from gitvault.core.redact import redact_record
 from gitvault.errors import InvalidInput
 
@@ -35,6 +37,9 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MILLISECOND = timedelta(milliseconds=1)
 _SETTLE = 0.2  # seconds a torn tail must stay unchanged before it is repaired
 _SETTLE_MAX = 2.0  # never wait longer than this for a tail to settle
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+TORN_SUFFIX = ".torn"  # <file>.jsonl.torn: lines a log could not keep, kept aside
+TORN_PATTERN = "*.jsonl.torn"
 _SHOWN_MAX = 60  # characters of a bad value quoted in a warning
 # [milliseconds, random part] of this process's latest id.
 _last_id = [-1, 0]
@@ -85,12 +90,14 @@ def stamp(record: dict[str, Any], node: str) -> dict[str, Any]:
     return stamped
 
 
-def append_record(path: PathLike, record: dict[str, Any]) -> dict[str, Any]:
+def append_record(path: PathLike, record: dict[str, Any], *,
+                  root: PathLike | None = None) -> dict[str, Any]:
     """Append *record*, secrets redacted, as one line; return the record as written.
 
-    Raises InvalidInput for a record JSON cannot hold (NaN, infinity, objects).
+    Raises InvalidInput for a record JSON cannot hold (NaN, infinity, objects), and
+    SymlinkRefused for a path through a symlink (see :func:`append_records`).
     """
-    return append_records(path, [record])[0]
+    return append_records(path, [record], root=root)[0]
 
 
 def _line(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
@@ -104,20 +111,26 @@ def _line(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
 
 
 def append_records(path: PathLike, records: list[dict[str, Any]],
-                   batch_bytes: int = 1 << 20) -> list[dict[str, Any]]:
+                   batch_bytes: int = 1 << 20, *, root: PathLike | None = None) -> list[dict[str, Any]]:
     """Append many records: each write is one ``os.write`` of whole lines (up to
     ``batch_bytes`` at a time), so readers and other writers never see a partial
-    record. Every record is checked before anything is written."""
+    record. Every record is checked before anything is written.
+
+    No symlink is followed: with ``root`` (the vault root) none anywhere below it,
+    else not the file itself (SymlinkRefused, exit 2). A torn tail a crash left is
+    moved aside to ``<file>.torn`` first (:func:`move_torn_tail`). Writers hold a
+    shared ``flock`` while they write, so a repair (an exclusive one) never sees a
+    line half written, and a file replaced by a repair is opened again."""
     lines = [_line(record) for record in records]
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    fd = _open_log(path, root)
     try:
-        fd = os.open(path, flags, 0o644)
-    except FileNotFoundError:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        fd = os.open(path, flags, 0o644)
-    try:
-        if _tail(fd)[1]:
-            _repair_tail(fd)
+        while _tail(fd)[1]:
+            _move_tail(fd, path)  # trades the shared lock for the exclusive one and back
+            if _is_current(fd, path):
+                break
+            os.close(fd)  # a repair replaced the file while the lock was traded
+            fd = -1
+            fd = _open_log(path, root)
         batch: list[bytes] = []
         size = 0
         for _, data in lines:
@@ -129,8 +142,46 @@ def append_records(path: PathLike, records: list[dict[str, Any]],
         if batch:
             _write_all(fd, b"".join(batch))
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)  # closing the last descriptor releases the lock
     return [written for written, _ in lines]
+
+
+def _is_current(fd: int, path: PathLike) -> bool:
+    """Whether ``fd`` is still the file at ``path`` (no repair replaced it)."""
+    try:
+        return os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _open_log(path: PathLike, root: PathLike | None) -> int:
+    """The log file opened for appending, no symlink followed, under a shared lock, and
+    still the file at ``path`` (a repair may have replaced it meanwhile)."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
+    while True:
+        if root is not None:
+            fd = open_below(root, path, flags, 0o644, make_dirs=True)
+        else:
+            try:
+                fd = _open_file(path, flags)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+                fd = _open_file(path, flags)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        if _is_current(fd, path):
+            return fd
+        os.close(fd)
+
+
+def _open_file(path: PathLike, flags: int) -> int:
+    try:
+        return os.open(path, flags | _NOFOLLOW, 0o644)
+    except OSError:
+        if os.path.islink(path):
+            raise SymlinkRefused(f"{os.fspath(path)}: is a symlink; gitvault never follows "
+                                 "symlinks under skills/ or logs/") from None
+        raise
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -145,38 +196,88 @@ def _tail(fd: int) -> tuple[int, bool]:
     return size, size > 0 and os.pread(fd, 1, size - 1) != b"\n"
 
 
-def _repair_tail(fd: int) -> None:
-    """End a torn last line with ``\\n``: the next record gets a line of its own.
+def _settled(fd: int) -> bool:
+    """Whether the file (whose exclusive lock the caller holds) still has a torn tail
+    once that tail stayed unchanged for ``_SETTLE`` seconds: a crash's tear never
+    changes, a writer that takes no lock (another program, an older gitvault) may still
+    be copying its line in (the size grows page by page, and that writer may be
+    descheduled). Gives up after ``_SETTLE_MAX`` seconds of growth: still torn."""
+    size, torn = _tail(fd)
+    start = settled = time.monotonic()
+    pause = 0.0005
+    while torn and time.monotonic() - settled < _SETTLE:
+        if time.monotonic() - start > _SETTLE_MAX:
+            break
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
+        seen = size
+        size, torn = _tail(fd)
+        if size != seen:  # someone is still writing: wait for them again
+            settled = time.monotonic()
+    return torn
 
-    A tail can look torn while another writer's line is half copied into the
-    file (the size grows page by page, and that writer may be descheduled), so
-    the tail is repaired only once it has stayed torn and unchanged for
-    ``_SETTLE`` seconds under the lock: a crash's tear never changes. Writers do
-    not interleave in any case, so a mistaken repair costs only a blank line.
-    """
+
+def _move_tail(fd: int, path: PathLike) -> Path | None:
+    """Under an exclusive lock (the shared one of an appender is traded for it), move a
+    settled torn tail to ``<file>.torn`` (appended, fsynced) and cut it from the log.
+    The fragment is never turned into a line of the log: a committed line is always a
+    whole record. Returns the ``.torn`` path, or None when there was nothing to move."""
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        size, torn = _tail(fd)
-        start = settled = time.monotonic()
-        pause = 0.0005
-        while torn and time.monotonic() - settled < _SETTLE:
-            if time.monotonic() - start > _SETTLE_MAX:
-                break
-            time.sleep(pause)
-            pause = min(pause * 2, 0.02)
-            seen = size
-            size, torn = _tail(fd)
-            if size != seen:  # someone is still writing: wait for them again
-                settled = time.monotonic()
-        if torn:
-            os.write(fd, b"\n")
+        if not _settled(fd):
+            return None
+        size = os.fstat(fd).st_size
+        keep = _last_newline(fd, size)
+        aside = _put_aside(path, os.pread(fd, size - keep, keep))
+        os.ftruncate(fd, keep)
+        os.fsync(fd)
+        return aside
     finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+
+
+def _put_aside(path: PathLike, data: bytes) -> Path:
+    """Append ``data`` (lines a log cannot keep) to ``<file>.torn``, fsynced, and make
+    sure git ignores such files."""
+    aside = Path(os.fspath(path) + TORN_SUFFIX)
+    out = _open_file(aside, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        _write_all(out, data if data.endswith(b"\n") else data + b"\n")
+        os.fsync(out)
+    finally:
+        os.close(out)
+    _ignore_torn(aside)
+    return aside
+
+
+def _ignore_torn(aside: Path) -> None:
+    """Add ``*.torn`` to the repository's ``info/exclude`` when git does not ignore it
+    yet (only after a crash: never on the path of a normal append)."""
+    git_dir = find_git_dir(aside.parent)
+    if git_dir is None:
+        return
+    exclude = git_dir / "info" / "exclude"
+    try:
+        text = exclude.read_text("utf-8")
+    except FileNotFoundError:
+        text = ""
+    except OSError:
+        return
+    if TORN_PATTERN in text.splitlines():
+        return
+    try:
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with open(exclude, "a", encoding="utf-8") as fh:
+            fh.write(("" if not text or text.endswith("\n") else "\n")
+                     + "# gitvault: torn log lines moved aside (kept, never committed)\n"
+                     + TORN_PATTERN + "\n")
+    except OSError:
+        pass
 
 
 def has_torn_tail(path: PathLike) -> bool:
     """True when the file ends in a line without ``\\n`` (a crash, or a write in progress)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    fd = _open_file(path, os.O_RDONLY)
     try:
         return _tail(fd)[1]
     finally:
@@ -198,27 +299,79 @@ def _last_newline(fd: int, size: int) -> int:
 
 def move_torn_tail(path: PathLike) -> Path | None:
     """Move an unterminated last line to ``<file>.torn`` (appended and fsynced), then cut
-    it from the log. Holds the same lock appenders take to repair a tail, and checks
-    again under it, so no concurrent append is lost. Returns the ``.torn`` path, or None
-    when there was nothing to move."""
-    fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    it from the log. Takes the exclusive lock appenders trade for (and waits for a tail
+    still growing to settle), so no concurrent append is lost. Returns the ``.torn``
+    path, or None when there was nothing to move."""
+    fd = _open_file(path, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        size, torn = _tail(fd)
-        if not torn:
+        if not _tail(fd)[1]:
             return None
-        keep = _last_newline(fd, size)
-        fragment = os.pread(fd, size - keep, keep)
-        aside = Path(os.fspath(path) + ".torn")
-        out = os.open(aside, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        return _move_tail(fd, path)
+    finally:
+        os.close(fd)
+
+
+def bad_line(raw: bytes) -> str | None:
+    """Why a whole line (without its ``\\n``) cannot stay in a log: blank, not JSON, not
+    an object, a missing or bad ``ts``; None for a record."""
+    if not raw.strip():
+        return "blank line"
+    value, why = decode_line(raw)
+    if why is not None:
+        return why
+    if not isinstance(value, dict):
+        return "not a JSON object"
+    return ts_sort_key(value.get("ts"))[1]
+
+
+def move_bad_lines(path: PathLike, keep: int) -> list[tuple[int, str]]:
+    """Move every bad line (:func:`bad_line`) after the first ``keep`` bytes (the
+    committed ones, never edited) to ``<file>.torn``; blank lines are dropped. The
+    file is replaced (temp file, fsync, rename) under the exclusive lock, the lines
+    aside are fsynced first, and appenders waiting for the lock open the new file, so
+    nothing is lost. A torn tail is moved aside too. Returns (line number, why) of
+    each line moved or dropped."""
+    fd = _open_file(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if _tail(fd)[1] and _settled(fd):
+            _move_tail(fd, path)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        if not _is_current(fd, path):  # another repair replaced it meanwhile: start again
+            return move_bad_lines(path, keep)
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, size, 0)
+        if len(data) < keep:
+            return []
+        first = data[:keep].count(b"\n")
+        good, bad, moved = [data[:keep]], [], []
+        for offset, raw in enumerate(data[keep:].split(b"\n")[:-1]):
+            why = bad_line(raw)
+            if why is None:
+                good.append(raw + b"\n")
+                continue
+            moved.append((first + offset + 1, why))
+            if raw.strip():
+                bad.append(raw + b"\n")
+        if not moved:
+            return []
+        if bad:
+            _put_aside(path, b"".join(bad))
+        tmp = f"{os.fspath(path)}.{os.getpid()}.tmp"
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o644)
         try:
-            os.write(out, fragment + b"\n")
+            _write_all(out, b"".join(good))
             os.fsync(out)
         finally:
             os.close(out)
-        os.ftruncate(fd, keep)
-        os.fsync(fd)
-        return aside
+        os.replace(tmp, path)
+        folder = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+        return moved
     finally:
         os.close(fd)
 
@@ -300,9 +453,9 @@ def iter_file(
     """Yield ``(line_number, record, None)`` or ``(line_number, None, why)`` per line.
 
     Streams the file; skips blank lines; ignores a last line without ``\\n``.
-    Raises OSError when the file cannot be opened.
+    Raises OSError when the file cannot be opened, SymlinkRefused for a symlink.
     """
-    with open(path, "rb") as handle:
+    with open(_open_file(path, os.O_RDONLY), "rb") as handle:
         for number, raw in enumerate(handle, 1):
             if not raw.endswith(b"\n"):
                 return  # a write in progress
@@ -317,12 +470,40 @@ def iter_file(
                 yield number, None, "not a JSON object"
 
 
-def stream_files(folder: PathLike) -> list[Path]:
-    """Every ``*.jsonl`` file below *folder*, recursively, sorted by path."""
+def stream_files(folder: PathLike, symlinks: list[str] | None = None) -> list[Path]:
+    """Every ``*.jsonl`` file below *folder*, recursively, sorted by path. Symlinks are
+    never followed (SPEC §1): the folder itself, its parent (``logs/``), a folder or a
+    file below it that is one is left out and named in ``symlinks``, if given."""
     root = Path(folder)
+    for link in (root.parent, root):
+        if os.path.islink(link):
+            if symlinks is not None:
+                symlinks.append(os.fspath(link))
+            return []
     if not root.is_dir():
         return []
-    return sorted(path for path in root.rglob("*.jsonl") if path.is_file())
+    found = []
+    for top, dirs, names in os.walk(root):
+        for name in [*dirs]:
+            if os.path.islink(os.path.join(top, name)):
+                dirs.remove(name)
+                if symlinks is not None:
+                    symlinks.append(os.path.join(top, name))
+        for name in names:
+            if not name.endswith(".jsonl"):
+                continue
+            path = Path(top, name)
+            if path.is_symlink():
+                if symlinks is not None:
+                    symlinks.append(os.fspath(path))
+            elif path.is_file():
+                found.append(path)
+    if symlinks:
+        symlinks.sort()
+    return sorted(found)
+
+
+SYMLINK_SKIPPED = "a symlink: skipped (gitvault never follows symlinks under logs/)"
 
 
 def scan(
@@ -340,7 +521,8 @@ def scan(
     keyed: list[tuple[str, str, int, int, dict[str, Any]]] = []
     warnings: list[LineWarning] = []
     seen: set[str] = set()
-    for index, path in enumerate(_files(folder_or_files)):
+    links: list[str] = []
+    for index, path in enumerate(_files(folder_or_files, links)):
         name = os.fspath(path)
         try:
             for number, record, problem in iter_file(path):
@@ -358,17 +540,20 @@ def scan(
                 node = record.get("node")
                 node_key = node if isinstance(node, str) else "" if node is None else str(node)
                 keyed.append((key, node_key, index, number, record))
+        except SymlinkRefused:
+            warnings.append(LineWarning(name, 0, SYMLINK_SKIPPED))
         except OSError as exc:
             warnings.append(LineWarning(name, 0, f"cannot read: {exc.strerror or exc}"))
+    warnings += [LineWarning(link, 0, SYMLINK_SKIPPED) for link in links]
     keyed.sort(key=lambda item: item[:4])
     return Scan([item[4] for item in keyed], warnings)
 
 
-def _files(folder_or_files: PathLike | Iterable[PathLike]) -> list[PathLike]:
+def _files(folder_or_files: PathLike | Iterable[PathLike], links: list[str]) -> list[PathLike]:
     if isinstance(folder_or_files, (str, os.PathLike)):
-        if os.path.isfile(folder_or_files):
+        if os.path.isfile(folder_or_files) and not os.path.islink(folder_or_files):
             return [folder_or_files]
-        return list(stream_files(folder_or_files))
+        return list(stream_files(folder_or_files, links))
     return list(folder_or_files)
 
 

@@ -2,9 +2,11 @@
 
 Logs are replicated and never rewritten, so a secret must be removed before its
 line is written. :func:`redact` replaces prefixed tokens (GitHub, OpenAI,
-Anthropic, AWS, Slack, Google), bearer tokens, private key blocks, passwords in
-URLs and the values of ``password=``/``secret:``/``token=``-style pairs by
-``[REDACTED]``; ordinary prose ("a token budget of 500") is left alone.
+Anthropic, AWS, Slack, Google, GitLab ``glpat-``, npm ``npm_``), JWTs, bearer
+tokens, private key blocks, passwords in URLs, the values of
+``password=``/``secret:``/``token=``-style pairs and of command-line style
+``--password VALUE`` / ``--token VALUE`` pairs by ``[REDACTED]``; ordinary prose
+("a token budget of 500") is left alone.
 
 This sits on the hot path of every append: text holding none of a few cheap
 marker substrings is returned untouched, and the patterns are compiled once, when
@@ -55,6 +57,9 @@ class _Patterns:
             r"|xox[abposr]-[A-Za-z0-9\-]{10,}"  # Slack tokens
             r"|AIza[0-9A-Za-z_\-]{35}"  # Google API keys
             r"|ya29\.[0-9A-Za-z_\-.]{20,}"  # Google OAuth access tokens
+            r"|glpat-[A-Za-z0-9_\-]{20,}"  # GitLab personal access tokens
+            r"|npm_[A-Za-z0-9]{36,}"  # npm access tokens
+            r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"  # JWTs
             r")"
         )
         self.slack_hook = re.compile(r"(hooks\.slack\.com/services/)[A-Za-z0-9_/\-]+")
@@ -74,6 +79,12 @@ class _Patterns:
             r"(?P<value>\[REDACTED\]|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'"
             r"|[^\s,;&\"'<>{}\[\]()]+)",
             re.IGNORECASE,
+        )
+        # Command-line style ``--password VALUE`` / ``--api-key "VALUE"`` (the ``=``
+        # form is a pair above); a value starting with ``-`` is the next option.
+        self.option = re.compile(
+            r"(?<![\w\-])(?P<key>--?[A-Za-z][\w\-]{0,60})(?P<sep>[ \t]+)"
+            r"(?P<value>\[REDACTED\]|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s\-\"'][^\s]*)"
         )
         self.sensitive_key = re.compile(_KEYWORD, re.IGNORECASE)
         self.words = re.compile(r"[_.\-]+")
@@ -114,7 +125,8 @@ _KEY_CACHE_MAX = 4096
 
 def redact(text: str) -> str:
     """Return *text* with every secret it holds replaced by ``[REDACTED]``."""
-    pairs = ("=" in text or ":" in text) and _has_pair_marker(text.lower())
+    options = "-" in text
+    pairs = ("=" in text or ":" in text or options) and _has_pair_marker(text.lower())
     if not pairs and (len(text) < _SHORTEST or not _has_token_marker(text)):
         return text
     rx = _rx()
@@ -129,6 +141,8 @@ def redact(text: str) -> str:
         if "://" in text and "@" in text:
             text = rx.url_password.sub(_redact_url_password, text)
         text = rx.pair.sub(_redact_pair, text)
+        if options:
+            text = rx.option.sub(_redact_option, text)
     return text
 
 
@@ -146,6 +160,9 @@ def _has_token_marker(text: str) -> bool:
         or ("-" in text and ("sk-" in text or "xox" in text or "PRIVATE KEY" in text))
         or ("." in text and ("ya29." in text or "hooks.slack" in text))
         or ("A" in text and ("AKIA" in text or "ASIA" in text or "AIza" in text))
+        or "glpat-" in text
+        or "npm_" in text
+        or "eyJ" in text
         or "earer" in text
         or "EARER" in text
     )
@@ -199,6 +216,15 @@ def _redact_pair(match: re.Match[str]) -> str:
         # The value may itself hold pairs, e.g. token_url=https://x/?password=y.
         return key + sep + _rx().pair.sub(_redact_pair, value)
     if value[0] in "\"'":  # quoted: keep the quotes
+        return key + sep + value[0] + MASK + value[-1]
+    return key + sep + MASK
+
+
+def _redact_option(match: re.Match[str]) -> str:
+    key, sep, value = match.group("key", "sep", "value")
+    if value == MASK or value.lower() in _NOT_SECRET_VALUES or not _is_secret_key(key):
+        return match.group(0)
+    if value[0] in "\"'":
         return key + sep + value[0] + MASK + value[-1]
     return key + sep + MASK
 

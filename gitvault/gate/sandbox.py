@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from gitvault.core.git import kill_group
 
 NOBODY = 65534
 INSIDE = "/sandbox"
@@ -160,11 +161,7 @@ def _spawn(argv: list[str], cwd: Path, method: str, out: Path, err: Path,
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            proc.wait()
+            kill_group(proc)  # whatever the tests started, even after a clean exit
     return proc.returncode, timed_out
 
 

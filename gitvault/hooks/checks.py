@@ -13,7 +13,15 @@ from typing import Any
 
 from gitvault.core import git
 from gitvault.core.clock import now
-from gitvault.core.paths import ARCHIVE_DIR, LOGS_DIR, REJECTED_DIR, SKILLS_DIR, VaultLayout
+from gitvault.core.paths import (
+    ARCHIVE_DIR,
+    CONFIG_NAME,
+    LOGS_DIR,
+    REJECTED_DIR,
+    SKILLS_DIR,
+    VaultLayout,
+)
+from gitvault.core.redact import redact
 from gitvault.errors import InvalidInput
 from gitvault.skills.model import SKILL_FILE, file_problems, parse_skill_bytes
 from gitvault.skills.versions import skill_paths
@@ -27,12 +35,30 @@ def staged_changes(top: Path) -> list[tuple[str, str]]:
     return [(items[i][0], items[i + 1]) for i in range(0, len(items) - 1, 2)]
 
 
+def staged_symlinks(top: Path, folders: list[str]) -> list[str]:
+    """Paths under ``folders`` that the commit would add or change as a symlink (git
+    mode 120000)."""
+    base = ["HEAD"] if git.has_commits(top) else []
+    text = git.out(top, "diff", "--cached", "--raw", "--no-renames", "-z", *base, "--",
+                   *folders)
+    items = [p for p in text.split("\0") if p]
+    found = []
+    for i in range(0, len(items) - 1, 2):
+        fields = items[i].split()
+        if len(fields) >= 2 and fields[1] == "120000":
+            found.append(items[i + 1])
+    return found
+
+
 def _staged(top: Path, path: str) -> bytes | None:
     return git.show_file(top, "", path)
 
 
 def _head(top: Path, path: str) -> bytes | None:
     return git.show_file(top, "HEAD", path) if git.has_commits(top) else None
+
+
+_REPAIR = " ('gitvault doctor --repair' moves it aside, kept)"
 
 
 def check_jsonl(top: Path, path: str, status: str) -> list[str]:
@@ -51,16 +77,19 @@ def check_jsonl(top: Path, path: str, status: str) -> list[str]:
         return problems
     added = new[len(old or b""):]
     if added and not added.endswith(b"\n"):
-        problems.append(f"{path}: the last line is incomplete (no newline)")
+        problems.append(f"{path}: the last line is incomplete (no newline){_REPAIR}")
     first = (old or b"").count(b"\n") + 1
     for offset, raw in enumerate(added.split(b"\n")[:-1]):
+        if not raw.strip():
+            problems.append(f"{path}:{first + offset}: a blank line{_REPAIR}")
+            continue
         try:
             record = json.loads(raw)
         except ValueError:
-            problems.append(f"{path}:{first + offset}: not a JSON record")
+            problems.append(f"{path}:{first + offset}: not a JSON record{_REPAIR}")
             continue
         if not isinstance(record, dict):
-            problems.append(f"{path}:{first + offset}: not a JSON object")
+            problems.append(f"{path}:{first + offset}: not a JSON object{_REPAIR}")
     return problems
 
 
@@ -121,16 +150,47 @@ def check_skill(top: Path, vault_rel: str, name: str, archived: bool, gate: Call
     if result.passed:
         return []
     return [f"{folder}: code skill {name!r} v{skill.version} fails the verification gate: "
-            + "; ".join(result.messages())]
+            + redact("; ".join(result.messages()))]
+
+
+def vaults_of(top: Path, paths: Iterable[str]) -> list[str]:
+    """The vaults (their folders relative to the work tree ``top``, '' for the top) that
+    hold any of ``paths``: for each path the nearest folder above it with a
+    ``gitvault.yaml`` on disk or in the index. A repository may hold several vaults in
+    subfolders (SPEC §1), or none; paths in no vault belong to none."""
+    indexed = {p.rsplit("/", 1)[0] if "/" in p else "" for p in
+               git.out(top, "ls-files", "-z", "--", f":(glob)**/{CONFIG_NAME}").split("\0")
+               if p}
+    found: dict[str, None] = {}
+    known: dict[str, bool] = {}
+
+    def is_vault(folder: str) -> bool:
+        if folder not in known:
+            known[folder] = folder in indexed or (top / folder / CONFIG_NAME).is_file()
+        return known[folder]
+
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for depth in range(len(parts), -1, -1):
+            folder = "/".join(parts[:depth])
+            if is_vault(folder):
+                found[folder] = None
+                break
+    return list(found)
 
 
 def pre_commit(top: Path, vault_rel: str, gate: Callable[..., Any],
-               evidence: Callable[[str], bool]) -> list[str]:
-    """Every problem with what is staged (empty: the commit may go ahead)."""
+               evidence: Callable[[str], bool],
+               staged: list[tuple[str, str]] | None = None) -> list[str]:
+    """Every problem with what is staged in the vault at ``vault_rel`` (empty: the
+    commit may go ahead). ``staged``: :func:`staged_changes`, when known already."""
     skills, logs = (VaultLayout.git_path(vault_rel, d) for d in (SKILLS_DIR, LOGS_DIR))
     folders: dict[tuple[str, bool], None] = {}  # (name, archived), in the order staged
     problems: list[str] = []
-    for status, path in staged_changes(top):
+    problems += [f"{path}: a symlink; gitvault never follows symlinks under skills/ or logs/, "
+                 "so none may be committed there (add the file itself)"
+                 for path in staged_symlinks(top, [skills, logs])]
+    for status, path in staged if staged is not None else staged_changes(top):
         if path.startswith(f"{logs}/") and path.endswith(".jsonl"):
             problems += check_jsonl(top, path, status)
         elif path.startswith(f"{skills}/"):

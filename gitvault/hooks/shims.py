@@ -38,10 +38,20 @@ def is_shim(path: Path) -> bool:
         return False
 
 
+class HooksPathSet(InvalidInput):
+    """``core.hooksPath`` is set: that folder belongs to another tool (or to the user),
+    so gitvault installs nothing there (as pre-commit refuses)."""
+
+
+def hooks_path(top: Path) -> str:
+    """``core.hooksPath`` as configured ('' when unset)."""
+    configured = git.git(top, "config", "--get", "core.hooksPath", check=False)
+    return configured.stdout.decode().strip()
+
+
 def hooks_dir(top: Path) -> Path:
     """Where git looks for hooks (``core.hooksPath`` honoured)."""
-    configured = git.git(top, "config", "--get", "core.hooksPath", check=False)
-    path = configured.stdout.decode().strip()
+    path = hooks_path(top)
     if path:
         folder = Path(path).expanduser()
         return folder if folder.is_absolute() else top / folder
@@ -59,13 +69,27 @@ def missing(top: Path) -> bool:
     if dot_git.is_dir() and config.is_file() and \
             "hookspath" not in config.read_text("utf-8", errors="replace").lower():
         folder = dot_git / "hooks"
+    if folder is None and hooks_path(top):
+        # Another tool's folder: gitvault's checks are there if its pre-commit calls them.
+        try:
+            return "gitvault" not in (hooks_dir(top) / "pre-commit").read_text("utf-8", "replace")
+        except OSError:
+            return True
     folder = folder or hooks_dir(top)
     return any(not (folder / hook).exists() or not is_shim(folder / hook) for hook in HOOKS)
 
 
 def install(top: Path) -> list[str]:
     """Install the shims; a user's own hook is kept as ``<hook>.legacy``. Returns what
-    changed (empty when everything was in place)."""
+    changed (empty when everything was in place). Refused (HooksPathSet, nothing
+    changed) when ``core.hooksPath`` points git at a folder of its own."""
+    configured = hooks_path(top)
+    if configured:
+        raise HooksPathSet(
+            f"core.hooksPath is set ({configured}), so git runs the hooks of that folder, "
+            "which gitvault leaves alone: either run 'git config --unset-all core.hooksPath' "
+            "and then 'gitvault hooks install', or have your hook manager call 'gitvault "
+            "hooks run pre-commit' (and post-merge, post-checkout)")
     folder = hooks_dir(top)
     folder.mkdir(parents=True, exist_ok=True)
     done = []

@@ -118,7 +118,8 @@ def append(layout: VaultLayout, node: str, batch: list[dict[str, Any]]) -> list[
     if not batch:
         return []
     stamped = [records.stamp(r, node) for r in batch]
-    return records.append_records(layout.log_file(STREAM, node, clock.now()), stamped)
+    return records.append_records(layout.log_file(STREAM, node, clock.now()), stamped,
+                                  root=layout.root)
 
 
 def diffs_touching(layout: VaultLayout, skill: str, since: datetime | None = None,

@@ -88,7 +88,9 @@ def _due_key(source: Source, state: log.Knowledge) -> str:
 def next_due(source: Source, state: log.Knowledge) -> datetime | None:
     """When ``source`` is next due (None: never checked, so due now)."""
     last = state.last_check.get(source.id)
-    return clock.parse_iso(last["ts"]) + source.period if last else None
+    if not last:
+        return None
+    return clock.shift(clock.parse_iso(last["ts"]), source.period.total_seconds())
 
 
 def observe(source: Source, ctx: Context, previous: dict[str, Any] | None

@@ -71,7 +71,9 @@ class QueueLog:
 
     # -- reading ------------------------------------------------------------------
     def _listing(self) -> list[str]:
-        found = []
+        found: list[str] = []
+        if os.path.islink(self.folder) or os.path.islink(os.path.dirname(self.folder)):
+            return found  # never followed (SPEC §1); doctor names it
         for top, dirs, names in os.walk(self.folder):
             dirs.sort()
             rel = os.path.relpath(top, self.folder)
@@ -122,11 +124,14 @@ class QueueLog:
             offset, lines, digest = files.get(rel, [0, 0, None])
             path = os.path.join(self.folder, rel)
             try:
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+                             | getattr(os, "O_NOFOLLOW", 0))
             except OSError as exc:  # gone since the listing, or unreadable
                 if rel in files:
                     return None
-                if not isinstance(exc, FileNotFoundError):
+                if os.path.islink(path):
+                    self.warnings.append(records.LineWarning(path, 0, records.SYMLINK_SKIPPED))
+                elif not isinstance(exc, FileNotFoundError):
                     self.warnings.append(records.LineWarning(path, 0, f"cannot read: {exc.strerror}"))
                 continue
             try:
@@ -228,7 +233,8 @@ class QueueLog:
             in_step = size == before[0] and not (size and records.has_torn_tail(path))
         except FileNotFoundError:
             in_step = before[0] == 0
-        written = records.append_records(path, [records.stamp(record, node) for record in new])
+        written = records.append_records(path, [records.stamp(record, node) for record in new],
+                                         root=self.layout.root)
         if in_step:  # the file grew by exactly our lines: the cache can follow it
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
             try:

@@ -4,8 +4,6 @@ transitive blocking behind a failed dependency."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from gitvault.core import clock
 from gitvault.core.config import DEFAULT_LOCK_TTL_S
 from gitvault.errors import InvalidInput
@@ -69,7 +67,7 @@ def lock_expired(lock: dict[str, Any], now: datetime) -> bool:
         ttl = float(lock.get("ttl") or DEFAULT_LOCK_TTL_S)
     except (InvalidInput, TypeError, ValueError):
         return True
-    return (now - locked_at).total_seconds() > ttl
+    return clock.older_than(locked_at, now, ttl)
 
 
 def expired(state: QueueState, now: datetime) -> list[str]:
@@ -81,7 +79,7 @@ def expired(state: QueueState, now: datetime) -> list[str]:
             continue
         try:
             if deadline in DEADLINES:
-                due = clock.parse_iso(pr["ts"]) + timedelta(seconds=DEADLINES[deadline] or 0)
+                due = clock.shift(clock.parse_iso(pr["ts"]), DEADLINES[deadline] or 0)
             else:
                 due = clock.parse_iso(deadline)
         except InvalidInput:

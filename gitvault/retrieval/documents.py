@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitvault.core.paths import SKILLS_DIR
+from gitvault.core.paths import SKILLS_DIR, SymlinkRefused, open_below
 from gitvault.errors import InvalidInput
 from gitvault.retrieval.tokens import tokenize
 from gitvault.skills.model import SKILL_FILE, check_identity, parse_skill_bytes
@@ -60,11 +60,12 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _read(path: Path) -> tuple[bytes, os.stat_result] | None:
-    """The bytes of ``path`` and the stat they were read under (None if missing)."""
+def _read(skills_dir: Path, path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The bytes of ``path`` and the stat they were read under (None if missing). No
+    symlink below ``skills_dir`` is followed: SymlinkRefused (never its target read)."""
     for _ in range(5):
         try:
-            with open(path, "rb") as fh:
+            with os.fdopen(open_below(skills_dir, path, os.O_RDONLY), "rb") as fh:
                 before = os.fstat(fh.fileno())
                 data = fh.read()
                 after = os.fstat(fh.fileno())
@@ -80,7 +81,11 @@ def load(skills_dir: Path, folder: str) -> Loaded:
     base = skills_dir / folder
     path = base / SKILL_FILE
     source = f"{SKILLS_DIR}/{folder}/{SKILL_FILE}"  # relative: stored errors survive a move
-    read = _read(path)
+    try:
+        read = _read(skills_dir, path)
+    except SymlinkRefused as exc:
+        return Loaded(folder, None, _skipped(f"{SKILLS_DIR}/{exc}"), _link_signature(base, path),
+                      0, "-")
     if read is None:
         return Loaded(folder, None, None, "-", 0, "-")  # gone since it was listed
     data, st = read
@@ -92,7 +97,11 @@ def load(skills_dir: Path, folder: str) -> Loaded:
         return Loaded(folder, None, _skipped(str(exc)), signature, mtime, blob)
     body = skill.body
     if skill.kind == "code":
-        code = _read(base / CODE_FILE)
+        try:
+            code = _read(skills_dir, base / CODE_FILE)
+        except SymlinkRefused as exc:
+            return Loaded(folder, None, _skipped(f"{SKILLS_DIR}/{exc}"), signature + "+-", mtime,
+                          blob)
         if code is None:
             signature += "+-"
         else:
@@ -117,15 +126,28 @@ def load(skills_dir: Path, folder: str) -> Loaded:
 
 def content_blob(skills_dir: Path, folder: str, code: bool) -> str:
     """The content hash ``load`` would record for this folder now."""
-    read = _read(skills_dir / folder / SKILL_FILE)
+    try:
+        read = _read(skills_dir, skills_dir / folder / SKILL_FILE)
+        extra = _read(skills_dir, skills_dir / folder / CODE_FILE) if code else None
+    except SymlinkRefused:
+        return "-"
     if read is None:
         return "-"
     blob = blob_id(read[0])
-    if code:
-        extra = _read(skills_dir / folder / CODE_FILE)
-        if extra is not None:
-            blob += "+" + blob_id(extra[0])
+    if code and extra is not None:
+        blob += "+" + blob_id(extra[0])
     return blob
+
+
+def _link_signature(base: Path, path: Path) -> str:
+    """The stat signature the listing gives a symlinked folder or SKILL.md (the link's)."""
+    for link in (base, path):
+        try:
+            if link.is_symlink():
+                return stat_signature(os.lstat(link))
+        except OSError:
+            break
+    return "-"
 
 
 def _skipped(message: str) -> str:

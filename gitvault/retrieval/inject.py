@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gitvault.core import git
+from gitvault.core.files import read_bytes
 from gitvault.core.paths import VaultLayout
 from gitvault.core.records import LineWarning, Scan
 from gitvault.core.redact import redact
@@ -175,12 +176,14 @@ def context(vault: Vault, prompt: str, *, k: int | None = None, budget: int | No
     for hit in hits[:k - len(candidates)]:
         folder = vault.layout.skills / hit.folder
         try:
-            skill = read_skill(folder)
-        except InvalidInput:  # changed or removed since it was ranked
+            skill = read_skill(folder, vault.layout.root)
+            code = None
+            if skill.kind == "code" and (folder / CODE_FILE).exists():
+                code = read_bytes(folder / CODE_FILE, below=vault.layout.root).decode(
+                    "utf-8", "replace")
+        except InvalidInput as exc:  # changed since it was ranked, or a symlink now
+            warnings.append(f"{exc} (skipped; see 'gitvault doctor')")
             continue
-        code = None
-        if skill.kind == "code" and (folder / CODE_FILE).is_file():
-            code = (folder / CODE_FILE).read_bytes().decode("utf-8", "replace")
         candidates.append(Candidate(skill.name, skill.version, skill.kind, skill.trigger,
                                     skill.body, code, hit.score))
     built = build_context(candidates, k=k, budget=budget, lesson_tokens=settings.lesson_tokens,

@@ -30,22 +30,29 @@ _MISSING = (-1, -1, -1, -1)
 
 
 def list_folders(skills_dir: Path) -> dict[str, os.stat_result]:
-    """``{folder name: stat of its SKILL.md}`` for every skill folder."""
+    """``{folder name: stat of its SKILL.md}`` for every skill folder. Symlinks are
+    never followed (SPEC §1): a folder or a SKILL.md that is one is listed with the
+    link's own stat, so that reading it reports it (``documents.load``); a ``skills/``
+    that is one lists nothing."""
     found: dict[str, os.stat_result] = {}
+    if os.path.islink(skills_dir):
+        return found
     try:
         entries = os.scandir(skills_dir)
     except (FileNotFoundError, NotADirectoryError):
         return found
     with entries:
-        names = [e.name for e in entries if e.name[0] != "." and e.is_dir()]
+        names = [(e.name, e.is_symlink()) for e in entries
+                 if e.name[0] != "." and (e.is_symlink() or e.is_dir(follow_symlinks=False))]
     with _folder_fd(skills_dir) as fd:
         stat = os.stat
-        for name in names:
+        for name, link in names:
             if "\n" in name:
                 continue  # never a skill name, and the snapshot separates names by lines
+            rel = name if link else f"{name}/{SKILL_FILE}"
             try:
-                found[name] = stat(f"{name}/{SKILL_FILE}", dir_fd=fd) if fd is not None \
-                    else stat(f"{skills_dir}/{name}/{SKILL_FILE}")
+                found[name] = stat(rel, dir_fd=fd, follow_symlinks=False) if fd is not None \
+                    else stat(f"{skills_dir}/{rel}", follow_symlinks=False)
             except (FileNotFoundError, NotADirectoryError, UnicodeEncodeError):
                 continue
     return found
@@ -104,7 +111,8 @@ class Listing:
         code: dict[str, os.stat_result | None] = {}
         for folder in code_folders & stats.keys():
             try:
-                code[folder] = os.stat(f"{skills_dir}/{folder}/{CODE_FILE}")
+                code[folder] = os.stat(f"{skills_dir}/{folder}/{CODE_FILE}",
+                                       follow_symlinks=False)
             except (FileNotFoundError, NotADirectoryError):
                 code[folder] = None
         return cls(skills_dir, stats, code)

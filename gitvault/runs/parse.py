@@ -96,8 +96,9 @@ def _parse_records(records: list[_Run], path: str, first_line: int, runs: Runs,
     batch = _Batch()
     done = 0
     while (bad := _append(records, done, per_file, batch)) < len(records):
-        runs.warnings.append(LineWarning(path, first_line + 1 + bad, _why(records[bad])))
-        done = bad + 1
+        clamped = _clamp(records[bad])
+        runs.warnings.append(LineWarning(path, first_line + 1 + bad, clamped or _why(records[bad])))
+        done = bad if clamped else bad + 1
     _finish(batch)
 
 
@@ -119,7 +120,10 @@ def _parse_lines(lines: list[bytes], path: str, first_line: int, runs: Runs,
                 continue
             record = [plain]
         if _append(record, 0, per_file, batch) == 0:
-            runs.warnings.append(LineWarning(path, lineno, _why(record[0])))
+            clamped = _clamp(record[0])
+            runs.warnings.append(LineWarning(path, lineno, clamped or _why(record[0])))
+            if clamped:
+                _append(record, 0, per_file, batch)
     _finish(batch)
 
 
@@ -133,6 +137,9 @@ def _append(records: list[_Run], start: int, per_file: dict[str, SkillColumns],
     appenders, last, ordered = batch.appenders, batch.last, batch.ordered
     try:
         for record in islice(records, start, None) if start else records:
+            score = record.score
+            if score < 0.0 or score > 1.0:  # clamped by the caller, with a warning
+                return records.index(record, start)
             ts = record.ts
             try:
                 ms = (fromiso(ts) - epoch) // unit
@@ -148,7 +155,7 @@ def _append(records: list[_Run], start: int, per_file: dict[str, SkillColumns],
             if add is None:
                 add = appenders[record.skill] = _appender(per_file, record.skill)
             add[0](ms)
-            add[1](record.score)
+            add[1](score)
             failed = record.result == "fail"
             add[2](failed)
             if failed and ms >= add[3].last_fail_ms:
@@ -188,6 +195,16 @@ def _finish(batch: _Batch) -> None:
         else:
             new = cols.ts[max(before - 1, 0):].tolist()
             cols.ordered = new == sorted(new)
+
+
+def _clamp(record: _Run) -> str | None:
+    """Clamp a score outside [0, 1] (SPEC §3: a foreign writer's 1.5 counts as 1, and is
+    reported); returns the warning, or None when the score was in range."""
+    score = record.score
+    if 0.0 <= score <= 1.0:
+        return None
+    record.score = min(1.0, max(0.0, score))
+    return f"score {score:g} is outside [0, 1]: counted as {record.score:g}"
 
 
 def _why(record: _Run) -> str:

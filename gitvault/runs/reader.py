@@ -211,10 +211,18 @@ def _untouched(state: FileState) -> bool:
 
 
 def load_runs(folder: Path, cache_file: Path | None = None) -> Runs:
-    """Every run under ``folder``, in reader order, using and refreshing the cache."""
-    from gitvault.core.records import stream_files
+    """Every run under ``folder``, in reader order, using and refreshing the cache. A
+    symlink there is never followed: it is left out with a warning."""
+    from gitvault.core.records import SYMLINK_SKIPPED, stream_files
 
-    paths = [str(p) for p in stream_files(folder)]
+    links: list[str] = []
+    paths = [str(p) for p in stream_files(folder, links)]
+    runs = _load(paths, cache_file)
+    runs.warnings.extend(LineWarning(link, 0, SYMLINK_SKIPPED) for link in links)
+    return runs
+
+
+def _load(paths: list[str], cache_file: Path | None) -> Runs:
     cached = _load_cache(cache_file) if cache_file is not None else None
     if cached is not None:
         runs = _refresh(cached, paths)

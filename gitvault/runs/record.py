@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from gitvault.core.paths import skill_name
 from gitvault.core.records import append_record, stamp
 from gitvault.errors import InvalidInput
 
@@ -28,12 +29,13 @@ def parse_score(text: str | float) -> float:
 
 
 def record_run(log_file: Path, node: str, *, agent: str, skill: str, task: str, result: str,
-               score: str | float, notes: str = "") -> dict[str, Any]:
-    """Validate and append one run record; returns it as written (secrets redacted)."""
+               score: str | float, notes: str = "", root: Path | None = None) -> dict[str, Any]:
+    """Validate and append one run record; returns it as written (secrets redacted).
+    With ``root`` (the vault root) no symlink below it is followed."""
     if not skill or not skill.strip():
         raise InvalidInput("a run needs --skill NAME")
     if result not in RESULTS:
         raise InvalidInput(f"invalid result {result!r}: use one of {', '.join(RESULTS)}")
-    entry = {"agent": agent, "skill": skill.strip(), "task": task, "result": result,
+    entry = {"agent": agent, "skill": skill_name(skill), "task": task, "result": result,
              "score": parse_score(score), "notes": notes}
-    return append_record(log_file, stamp(entry, node))
+    return append_record(log_file, stamp(entry, node), root=root)

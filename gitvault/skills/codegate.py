@@ -13,6 +13,7 @@ from gitvault.core import git, records
 from gitvault.core.clock import now_seconds
 from gitvault.core.files import write_atomic
 from gitvault.core.paths import VaultLayout
+from gitvault.core.redact import redact
 from gitvault.errors import InvalidInput
 from gitvault.gate import verify as gate
 from gitvault.gate.scan import FILES
@@ -113,7 +114,8 @@ def gate_edit(store: SkillStore, skill: Skill, edit: SkillEdit, folder: Path | N
         from gitvault.errors import CheckFailed
 
         raise CheckFailed(f"the verification gate refused {skill.name!r} (quarantined in "
-                          f"skills/.rejected/{skill.name}/): " + "; ".join(result.messages()))
+                          f"skills/.rejected/{skill.name}/): "
+                          + redact("; ".join(result.messages())))
     return files, result
 
 def record_stored(store: SkillStore, skill: Skill, result: Any) -> None:
@@ -122,12 +124,14 @@ def record_stored(store: SkillStore, skill: Skill, result: Any) -> None:
                                              store.urn_for(skill.name, skill.version)))
 
 def reject(store: SkillStore, skill: Skill, files: dict[str, str], result: Any) -> None:
-    """Quarantine a refused code skill in skills/.rejected/<name>/ with its reasons."""
+    """Quarantine a refused code skill in skills/.rejected/<name>/ with its reasons.
+    The reasons quote the untrusted tests' output: they are redacted (SPEC §3) before
+    they reach REASONS.md and the commit message, both committed and replicated."""
     folder = store.layout.rejected / skill.name
     for name, text in files.items():
         write_atomic(folder / name, text)
     write_atomic(folder / SKILL_FILE, render_skill(skill))
-    reasons = "\n".join(f"- {m}" for m in result.messages())
+    reasons = redact("\n".join(f"- {m}" for m in result.messages()))
     write_atomic(folder / "REASONS.md",
                  f"# {skill.name} v{skill.version}: refused by the verification gate\n\n"
                  f"{now_seconds()}, sandbox {result.sandbox}, sha256 {result.sha256}\n\n"

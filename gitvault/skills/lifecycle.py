@@ -4,10 +4,11 @@ is a new version; stale → archived is only ever done by the curator or by hand
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from gitvault.core.clock import now, parse_iso
+from gitvault.errors import InvalidInput
 from gitvault.skills.usage import skill_usage
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def stale_reason(last_used: datetime, successes: int, failures: int, moment: dat
     skill a fresh start).
     """
     idle = moment - last_used
-    if idle >= timedelta(days=rules.stale_after_days):
+    if idle.total_seconds() >= rules.stale_after_days * 86400:
         return f"not injected for {idle.days} days"
     outcomes = successes + failures
     if outcomes >= rules.min_outcomes and failures / outcomes >= rules.stale_failure_rate:
@@ -43,11 +44,16 @@ def run_lifecycle(store: SkillStore, events: list[dict[str, Any]], *, dry_run: b
     for skill in store.iter_all(include_archived=False, skipped=skipped):
         if skill.state != "active":
             continue
-        changed_at = parse_iso(skill.metadata.get("updated") or skill.metadata.get("created")
-                               or "1970-01-01T00:00:00Z")
-        used = last_inject.get(skill.name)
-        last_used = max(changed_at, parse_iso(used)) if used else changed_at
-        since = [ok for ts, ok in outcomes.get(skill.name, []) if parse_iso(ts) >= changed_at]
+        stamp = skill.metadata.get("updated") or skill.metadata.get("created") \
+            or "1970-01-01T00:00:00Z"
+        try:
+            changed_at = parse_iso(stamp)
+            used = last_inject.get(skill.name)
+            last_used = max(changed_at, parse_iso(used)) if used else changed_at
+            since = [ok for ts, ok in outcomes.get(skill.name, []) if parse_iso(ts) >= changed_at]
+        except InvalidInput as exc:  # a hand-edited date: reported, the others go on
+            skipped.append(f"{skill.name}: {exc} (lifecycle skipped it; see 'gitvault doctor')")
+            continue
         reason = stale_reason(last_used, sum(since), len(since) - sum(since), moment, rules)
         if reason is None:
             continue

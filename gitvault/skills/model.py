@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitvault.core.files import decode_text, parse_error, read_text
+from gitvault.core.files import FILE_LIMIT, decode_text, parse_error, read_text
+from gitvault.core.paths import skill_name
 from gitvault.errors import InvalidInput
 
 SKILL_FILE = "SKILL.md"
@@ -26,15 +27,9 @@ METADATA_ORDER = ("version", "kind", "provenance", "state", "trigger", "tags", "
 
 def normalize_name(raw: str) -> str:
     """The canonical skill name: lower-cased, ``_`` as ``-``; anything else invalid
-    (never a path outside ``skills/``) is an InvalidInput."""
-    if not isinstance(raw, str):
-        raise InvalidInput(f"invalid skill name {raw!r}: must be text")
-    name = raw.strip().lower().replace("_", "-")
-    if not name or len(name) > 64 or not NAME_RE.match(name):
-        raise InvalidInput(
-            f"invalid skill name {raw!r}: use 1-64 lowercase letters, digits and single "
-            "hyphens (e.g. debug-swift-actor-isolation)")
-    return name
+    (never a path outside ``skills/``) is an InvalidInput (core/paths.skill_name, the
+    one rule, which the hot path uses too)."""
+    return skill_name(raw)
 
 
 def check_description(text: str) -> str:
@@ -84,7 +79,7 @@ class Skill:
     @property
     def version(self) -> int:
         value = self.metadata.get("version", "1")
-        return int(value) if value.isdigit() else 1
+        return int(value) if value.isascii() and value.isdigit() else 1
 
     @version.setter
     def version(self, value: int) -> None:
@@ -165,7 +160,7 @@ def skill_from(data: dict[str, Any], body: str, source: str = SKILL_FILE) -> Ski
         raise InvalidInput(f"{source}: 'metadata' must be a mapping")
     metadata = {str(k): _as_text(v) for k, v in meta.items()}
     version = metadata.get("version", "1")
-    if not version.isdigit() or int(version) < 1:
+    if not (version.isascii() and version.isdigit()) or int(version) < 1:
         raise InvalidInput(f"{source}: metadata.version must be a positive integer, got {version!r}")
     for key, allowed in (("kind", KINDS), ("state", STATES), ("provenance", PROVENANCES)):
         if key in metadata and metadata[key] not in allowed:
@@ -206,6 +201,11 @@ def parse_skill_bytes(data: bytes, source: str = SKILL_FILE) -> Skill:
     return parse_skill(decode_text(data, source), source)
 
 
-def read_skill(folder: Path) -> Skill:
+def read_skill(folder: Path, root: Path | None = None) -> Skill:
+    """The skill in ``folder`` (``skills/<name>``, ``skills/.archive/<name>``, ...).
+    Nothing below the vault ``root`` (by default the folder above ``skills/``) is
+    followed through a symlink: one is an InvalidInput naming it (SPEC §1)."""
     path = folder / SKILL_FILE
-    return parse_skill(read_text(path), str(path))
+    if root is None:
+        root = folder.parents[2] if folder.parent.name.startswith(".") else folder.parents[1]
+    return parse_skill(read_text(path, FILE_LIMIT, below=root), str(path))

@@ -8,18 +8,19 @@ config, and the record-append and hook-install steps of the facade), never the f
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitvault.core import git, records
+from gitvault.core import git, gitlock, records
 from gitvault.core.clock import now, now_seconds
 from gitvault.core.files import write_atomic
-from gitvault.core.paths import VaultLayout
+from gitvault.core.paths import VaultLayout, refuse_symlinks, symlink_below
 from gitvault.errors import Conflict, GitError, InvalidInput, NotFound
-from gitvault.skills import codegate, usage, versions
+from gitvault.skills import codegate, recovery, usage, versions
 from gitvault.skills.model import (
     KINDS,
     METADATA_ORDER,
@@ -100,6 +101,7 @@ class SkillStore:
                  append: Append, before_commit: Callable[[], None]) -> None:
         self.layout, self.top, self.node, self.config, self.scope = layout, top, node, config, scope
         self.append, self.before_commit = append, before_commit
+        self.notices: list[str] = []  # what a command should tell its user
         rel = layout.root.relative_to(top).as_posix()
         self.vault_rel = "" if rel == "." else rel
 
@@ -134,6 +136,14 @@ class SkillStore:
         if include_archived:
             folders.append(self.layout.archive)
         for base in folders:
+            link = symlink_below(self.layout.root, base)
+            if link is not None:
+                if skipped is None:
+                    refuse_symlinks(self.layout.root, base)
+                    continue
+                skipped.append(f"{link}: is a symlink; gitvault never follows symlinks "
+                               "under skills/ (skipped; see 'gitvault doctor')")
+                continue
             if not base.is_dir():
                 continue
             for folder in sorted(base.iterdir()):
@@ -184,12 +194,43 @@ class SkillStore:
                  or (state == "unverified" and s.name in unverified)]
         return usage.with_warnings({"skills": views}, [*skipped, *warnings])
 
+    def refuse_links(self, folder: Path, *paths: Path) -> None:
+        """SymlinkRefused (exit 2, nothing written) when ``folder`` or ``paths``, or a
+        file in ``folder``, goes through a symlink (SPEC §1): a writer never writes
+        through one, nor reads what one points at."""
+        refuse_symlinks(self.layout.root, folder, *paths)
+        try:
+            entries = [e for e in os.scandir(folder) if e.is_symlink()]
+        except OSError:
+            return
+        if entries:
+            refuse_symlinks(self.layout.root, entries[0].path)
+
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """Serialise skill writes of concurrent processes on this machine."""
-        cache = self.layout.cache or self.layout.root / ".gitvault-lock"
-        with records.locked(cache / "locks" / "skills.lock"):
+        """Serialise skill writes of concurrent processes on this machine (a write a crash
+        interrupted is finished or undone first)."""
+        with self._lock():
+            done = recovery.recover(self)
+            if done is not None:
+                self.notices.append(done)
             yield
+
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        """The skill lock, and the vault-wide git lock (SPEC §3) from before the first
+        write to the last commit, so no other command stages or commits in between (a
+        wait that runs out is a Conflict raised before anything changed)."""
+        cache = self.layout.cache or self.layout.root / ".gitvault-lock"
+        with records.locked(cache / "locks" / "skills.lock"), \
+                gitlock.held(self.layout.git_dir, self.config.git.lock_wait_s):
+            yield
+
+    def recover(self) -> str | None:
+        """Finish or undo a skill write a crash interrupted, under the skill lock;
+        what was done (None: nothing to do)."""
+        with self._lock():
+            return recovery.recover(self)
 
     def save(self, skill: Skill, op: str, *, archived: bool = False,
                    moved_from: bool | None = None, body: str = "",
@@ -199,13 +240,26 @@ class SkillStore:
         name = skill.name
         folder = self.layout.skill_dir(name, archived=archived)
         path = folder / SKILL_FILE
+        self.refuse_links(folder, *(folder / n for n in files or {}), path)
+        if moved_from is not None:
+            self.refuse_links(self.layout.skill_dir(name, archived=moved_from))
         old_text = path.read_text("utf-8") if path.is_file() else None
         git_paths = [self.git_path(folder)]
-        if moved_from is not None:
-            src = self.layout.skill_dir(name, archived=moved_from)
+        trailers = {"Op": op, "Skill": name, "Version": str(skill.version), "Node": self.node}
+        if sandbox == "none":
+            trailers["Sandbox"] = "none (--unsafe-no-sandbox)"
+        subject = f"gitvault: {op} {name} v{skill.version}"
+        src = self.layout.skill_dir(name, archived=moved_from) if moved_from is not None else None
+        if src is not None:
             git_paths.append(self.git_path(src))
             if folder.exists():
                 raise Conflict(f"cannot move {name!r}: {self.layout.rel(folder)} already exists")
+        # From here a crash is finished or undone by the next skill write (recovery.py).
+        recovery.begin(self, op=op, trailers=trailers, subject=subject, body=body,
+                       paths=git_paths,
+                       written=[self.git_path(folder / n) for n in [*(files or {}), SKILL_FILE]],
+                       moved=(self.git_path(src), self.git_path(folder)) if src else None)
+        if src is not None:
             git.move(self.top, self.git_path(src), self.git_path(folder))
         old_files = {n: (folder / n).read_text("utf-8") if (folder / n).is_file() else None
                      for n in files or {}}
@@ -213,15 +267,11 @@ class SkillStore:
             for file_name, text in (files or {}).items():
                 write_atomic(folder / file_name, text)
             write_atomic(path, render_skill(skill))
-            trailers = {"Op": op, "Skill": name, "Version": str(skill.version),
-                        "Node": self.node}
-            if sandbox == "none":
-                trailers["Sandbox"] = "none (--unsafe-no-sandbox)"
+            recovery.mark_written(self)
             self.before_commit()
             # No hook run: gitvault wrote and checked this version itself (and gated a code
             # skill); the hook would start another process only to check it again.
-            sha = git.commit_paths(self.top, git_paths, f"gitvault: {op} {name} v{skill.version}",
-                                       trailers, body, verify=False)
+            sha = git.commit_paths(self.top, git_paths, subject, trailers, body, verify=False)
         except (GitError, OSError):
             for file_name, old in old_files.items():
                 if old is None:
@@ -229,9 +279,11 @@ class SkillStore:
                 else:
                     write_atomic(folder / file_name, old)
             self._undo(git_paths, path, old_text, moved_from, folder, name)
+            recovery.finish(self)
             raise
         self.append("events", {"op": op, "skill": name, "version": skill.version,
                                "commit": sha})
+        recovery.finish(self)
         return sha
 
     def _undo(self, git_paths: list[str], path: Path, old_text: str | None,
@@ -278,6 +330,7 @@ class SkillStore:
                         f"no skill named {name!r} to patch, and creating it needs a description")
                 return self._create_locked(name, edit), "create"
             folder, archived = found
+            self.refuse_links(folder)
             skill = self.get(name)
             edit.apply(skill)
             self.mark(skill, "active").metadata.pop("archived-reason", None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,8 @@ class Version:
 def parse_version(text: str | int) -> int:
     """``vN`` or ``N`` → N (a positive integer)."""
     raw = str(text).strip().lower().removeprefix("v")
-    if not raw.isdigit() or int(raw) < 1:
+    # ASCII digits only: str.isdigit() takes "１" (full width) and int() reads it.
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
         raise InvalidInput(f"invalid version {text!r}: use vN or N, e.g. v2")
     return int(raw)
 
@@ -53,6 +54,8 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
     if not match:
         raise InvalidInput(f"invalid skill reference {ref!r}: use NAME or NAME@vN")
     version = match.group("version")
+    if version is not None and version != version.strip():  # name@v 1
+        raise InvalidInput(f"invalid version {version!r}: use vN or N, e.g. v2")
     return normalize_name(match.group("name")), parse_version(version) if version else None
 
 
@@ -113,7 +116,7 @@ def urn(scope: str, name: str, version: int, superseded_at: str | None = None,
     version superseded it more than ``archive_after_days`` ago."""
     base = f"urn:gitvault:skill:{scope}:{name}:v{version}"
     if superseded_at and now is not None and \
-            now - parse_iso(superseded_at) > timedelta(days=archive_after_days):
+            (now - parse_iso(superseded_at)).total_seconds() > archive_after_days * 86400:
         return base + ":archived"
     return base
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gitvault.core import git
+from gitvault.core import git, records
 from gitvault.skills.model import STATES
 
 if TYPE_CHECKING:
@@ -22,15 +22,24 @@ def pending_logs(vault: Vault) -> list[tuple[str, int]]:
 
 
 def commit_logs(vault: Vault, message: str | None = None) -> tuple[str | None, int]:
-    """Commit every pending log line. Returns (sha or None, lines committed)."""
-    pending = pending_logs(vault)
-    lines = sum(n for _, n in pending)
-    if not pending:
-        return None, 0
-    subject = message or f"gitvault: commit {lines} record{'s' if lines != 1 else ''}"
-    vault.ensure_hooks()
-    sha = git.commit_paths(vault.top, [vault.git_path(vault.root / p) for p, _ in pending],
-                           subject, {"Op": "commit", "Node": vault.node})
+    """Commit every pending log line, holding the git lock from the look at what is
+    pending to the commit (SPEC §3). A torn tail a crash left is moved aside first: it
+    never blocks the commit. Returns (sha or None, lines committed)."""
+    with vault.git_lock():
+        pending = pending_logs(vault)
+        torn = [path for path in (vault.root / p for p, _ in pending)
+                if records.has_torn_tail(path)]
+        if torn:
+            for path in torn:
+                records.move_torn_tail(path)
+            pending = pending_logs(vault)
+        lines = sum(n for _, n in pending)
+        if not pending:
+            return None, 0
+        subject = message or f"gitvault: commit {lines} record{'s' if lines != 1 else ''}"
+        vault.ensure_hooks()
+        sha = git.commit_paths(vault.top, [vault.git_path(vault.root / p) for p, _ in pending],
+                               subject, {"Op": "commit", "Node": vault.node})
     return sha, lines
 
 

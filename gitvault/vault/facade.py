@@ -12,6 +12,7 @@ from gitvault.core.paths import VaultLayout, find_vault, resolve_node
 TYPE_CHECKING = False  # typing is not imported at run time (the hot paths start fast)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from contextlib import AbstractContextManager
     from pathlib import Path
     from typing import Any
 
@@ -31,10 +32,14 @@ class Vault:
         self.layout = VaultLayout(root)
         self.root = root
         git_dir = self.layout.git_dir
-        self.top = git_dir.parent if git_dir is not None and git_dir.name == ".git" else root
+        # The work tree's top: the folder holding ``.git`` (a folder, or the file of a
+        # linked worktree), which may be above the vault (SPEC §1: a subfolder vault).
+        self.top = next((folder for folder in (root, *root.parents)
+                         if (folder / ".git").exists()), root) if git_dir is not None else root
         self.config = config_mod.load(self.layout.config, self.layout.cache)
         self.node = resolve_node(node, git_dir)
         self.notices: list[str] = []  # things a command should tell its user
+        self.commits_records = True  # False inside a git hook: git itself is committing
         self._hooks_checked = False
         self._skills: SkillStore | None = None
         self._queue: Queue | None = None
@@ -64,14 +69,32 @@ class Vault:
         from gitvault.core.clock import now
 
         path = self.layout.log_file(stream, self.node, now())
-        written = records.append_record(path, records.stamp(record, self.node))
+        written = records.append_record(path, records.stamp(record, self.node), root=self.root)
         self.autocommit(stream)
         return written
 
     def autocommit(self, stream: str) -> None:
-        """Commit pending records now when ``logs.autocommit`` is on."""
-        if self.config.logs.autocommit:
+        """Commit pending records now when ``logs.autocommit`` is on. The records are
+        written already, so a commit that cannot be made now (the git lock stays held,
+        git refuses) leaves them pending, with a notice, and never fails the command
+        (SPEC §3); ``gitvault commit`` or the next autocommit takes them."""
+        if not self.config.logs.autocommit or not self.commits_records:
+            return
+        from gitvault.errors import GitvaultError
+
+        try:
             self.commit_logs(f"gitvault: record {stream}")
+        except (GitvaultError, OSError) as exc:  # a held lock, git refusing, a hook error
+            notice = (f"the {stream} record is written but not committed yet (pending: "
+                      f"{exc}); 'gitvault commit' commits it")
+            if notice not in self.notices:
+                self.notices.append(notice)
+
+    def git_lock(self) -> AbstractContextManager[None]:
+        """The vault-wide git lock (SPEC §3), waiting up to ``git.lock_wait_s``."""
+        from gitvault.core import gitlock
+
+        return gitlock.held(self.layout.git_dir, self.config.git.lock_wait_s)
 
     def scan(self, stream: str, check: Callable[[dict[str, Any]], str | None] | None = None
              ) -> Scan:
@@ -84,7 +107,8 @@ class Vault:
         from gitvault.core.clock import now
         from gitvault.runs.record import record_run
 
-        entry = record_run(self.layout.log_file("runs", self.node, now()), self.node, **fields)
+        entry = record_run(self.layout.log_file("runs", self.node, now()), self.node,
+                           root=self.root, **fields)
         self.autocommit("runs")
         return entry
 
@@ -96,6 +120,7 @@ class Vault:
 
             self._skills = SkillStore(self.layout, self.top, self.node, self.config, self.scope,
                                       self.append, self.ensure_hooks)
+            self._skills.notices = self.notices  # recovery notes reach the command's user
         return self._skills
 
     @property
@@ -161,7 +186,11 @@ class Vault:
         if self._hooks_checked or self.layout.git_dir is None:
             return
         self._hooks_checked = True
-        done = shims.install(self.top) if shims.missing(self.top) else []
+        try:
+            done = shims.install(self.top) if shims.missing(self.top) else []
+        except shims.HooksPathSet as exc:
+            self.notices.append(f"the gitvault git hooks are not installed: {exc}")
+            return
         if done:
             self.notices.append("installed the gitvault git hooks (" + "; ".join(done) + ")")
 

@@ -394,13 +394,17 @@ def test_repair_leaves_what_it_cannot_fix_and_exits_1(gv: Runner, vault: Path) -
     path = vault / "logs" / "runs" / "2026-01" / "hand.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"null\n" + GOOD)
+    gv.git("add", "logs")
+    gv.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--no-verify", "-m",
+           "a bad line arrives committed")
     before = snapshot(vault)
     result = gv("doctor", "--repair", "--json")
     assert result.code == 1
     (problem,) = problems(result)
     assert problem["path"] == "logs/runs/2026-01/hand.jsonl:1"
     assert problem["repaired"] is False
-    assert snapshot(vault) == before  # a bad line is reported, never rewritten
+    assert "committed, so it stays: committed lines are never edited" in problem["message"]
+    assert snapshot(vault) == before  # a committed line is reported, never rewritten
 
 
 def test_doctor_json_shape(gv: Runner, vault: Path) -> None:

@@ -21,6 +21,7 @@ from gitvault.core.records import (
     append_record,
     iter_file,
     locked,
+    move_bad_lines,
     new_id,
     scan,
     stamp,
@@ -162,8 +163,8 @@ def test_fifty_processes_appending_to_one_file_lose_nothing(tmp_path: Path) -> N
 
 def test_writer_killed_mid_append_leaves_earlier_lines_intact(tmp_path: Path) -> None:
     path = tmp_path / "logs" / "runs" / "2026-01" / "node.jsonl"
-    torn_lines: set[int] = set()  # torn tails, repaired into lines of their own
-    markers = 0
+    aside = path.with_name(path.name + ".torn")
+    fragments: list[bytes] = []  # torn tails, moved aside in order
     for round_ in range(5):
         proc = subprocess.Popen(python(ENDLESS_WRITER, str(path), str(round_)), cwd=REPO, env=child_env())
         start = path.stat().st_size if path.exists() else 0
@@ -181,39 +182,41 @@ def test_writer_killed_mid_append_leaves_earlier_lines_intact(tmp_path: Path) ->
         complete, tail = snapshot[:cut], snapshot[cut:]
         lines = complete.split(b"\n")[:-1]
         seqs = []
-        for number, line in enumerate(lines, 1):
-            if number in torn_lines:
-                continue
+        for line in lines:
             record = json.loads(line)  # every complete line is a whole record
             if record.get("writer") == round_:
                 seqs.append(record["seq"])
         assert seqs == list(range(len(seqs))), "the killed writer lost or repeated a line"
         assert seqs, "the writer was killed before its first append"
 
-        # Another process appends after the kill: earlier bytes stay, the new one reads.
+        # Another process appends after the kill: complete lines stay, a torn tail is
+        # moved aside byte for byte, the new line reads.
         run_python(ONE_APPEND, str(path), json.dumps({"ts": TS, "marker": round_}))
-        markers += 1
+        markers = round_ + 1
         after = path.read_bytes()
-        assert after.startswith(snapshot)
+        assert after.startswith(complete)
+        assert after[len(complete):].count(b"\n") == 1
         if tail:
-            assert after[len(snapshot) : len(snapshot) + 1] == b"\n"
-            torn_lines.add(len(lines) + 1)
+            fragments.append(tail)
+        if fragments:
+            assert aside.read_bytes() == b"".join(f + b"\n" for f in fragments)
         result = scan(path)
-        assert {w.line for w in result.warnings} == torn_lines
-        assert all(w.file == str(path) for w in result.warnings)
+        assert result.warnings == []
         assert [r["marker"] for r in result.records if "marker" in r] == list(range(markers))
-        assert len(result.records) == len(after.split(b"\n")) - 1 - len(torn_lines)
+        assert len(result.records) == len(after.split(b"\n")) - 1
 
 
-def test_concurrent_appends_repair_a_torn_tail_exactly_once(tmp_path: Path) -> None:
+def test_concurrent_appends_move_a_torn_tail_aside_exactly_once(tmp_path: Path) -> None:
     path = tmp_path / "logs" / "node.jsonl"
-    write_lines(path, rec(id="a"), tail=b'{"id":"x","ts":"2026-01-01T00:00:00Z","a":')
+    torn = b'{"id":"x","ts":"2026-01-01T00:00:00Z","a":'
+    write_lines(path, rec(id="a"), tail=torn)
     run_writers(path, launchers=1, per_launcher=12, count=1)
     data = path.read_bytes()
-    assert b'"a":\n{' in data
+    assert torn not in data
     assert b"\n\n" not in data
+    assert path.with_name("node.jsonl.torn").read_bytes() == torn + b"\n"
     result = scan(path)
-    assert [str(w) for w in result.warnings] == [f"{path}:2: invalid JSON: Expecting value"]
+    assert result.warnings == []
     assert sorted(r["writer"] for r in result.records if "writer" in r) == list(range(12))
 
 
@@ -238,7 +241,7 @@ def test_locked_excludes_another_process(tmp_path: Path) -> None:
 # --- torn tails ------------------------------------------------------------------
 
 
-def test_torn_tail_is_ignored_then_reported_after_the_next_append(tmp_path: Path) -> None:
+def test_torn_tail_is_ignored_then_moved_aside_by_the_next_append(tmp_path: Path) -> None:
     path = tmp_path / "runs" / "node.jsonl"
     torn = b'{"id":"x","ts":"2026-01-01T00:00:00Z","a":'
     write_lines(path, rec(id="r1", n=1), rec(id="r2", n=2), tail=torn)
@@ -249,17 +252,13 @@ def test_torn_tail_is_ignored_then_reported_after_the_next_append(tmp_path: Path
 
     written = append_record(path, {"id": "r3", "ts": TS, "n": 3})
     assert written == {"id": "r3", "ts": TS, "n": 3}
-    assert path.read_bytes().endswith(torn + b"\n" + b'{"id":"r3","ts":"' + TS.encode() + b'","n":3}\n')
+    assert torn not in path.read_bytes()
+    assert path.read_bytes().endswith(b'"n": 2}\n{"id":"r3","ts":"' + TS.encode() + b'","n":3}\n')
+    assert path.with_name("node.jsonl.torn").read_bytes() == torn + b"\n"
 
-    after = scan(path)
+    after = scan(path.parent)  # readers of *.jsonl never read the .torn file
     assert [r["n"] for r in after.records] == [1, 2, 3]
-    assert after.warnings == [LineWarning(str(path), 3, "invalid JSON: Expecting value")]
-    assert str(after.warnings[0]) == f"{path}:3: invalid JSON: Expecting value"
-    assert after.warnings[0].to_json() == {
-        "file": str(path),
-        "line": 3,
-        "reason": "invalid JSON: Expecting value",
-    }
+    assert after.warnings == []
 
 
 def test_iter_file_numbers_lines_skips_blanks_and_ignores_unfinished_tail(
@@ -454,3 +453,39 @@ def test_appended_records_come_back_from_scan(tmp_path: Path) -> None:
     folder = tmp_path / "logs" / "runs"
     written = [append_record(folder / "2026-01" / "n.jsonl", stamp({"i": i}, "n")) for i in range(3)]
     assert scan(folder) == Scan(written, [])
+
+
+def test_moving_bad_lines_aside_while_processes_append_loses_nothing(tmp_path: Path) -> None:
+    """doctor --repair replaces a log file while other processes append to it: every
+    appended record ends up in the new file exactly once, bad lines only in .torn."""
+    import threading
+
+    path = tmp_path / "logs" / "runs" / "2026-01" / "node.jsonl"
+    write_lines(path, rec(id="a"), "{broken", "", rec(id="b"))
+    moved: list[tuple[int, str]] = []
+    stop = threading.Event()
+
+    def repair() -> None:
+        while not stop.is_set():
+            moved.extend(move_bad_lines(path, 0))
+            with open(path, "ab") as fh:  # a bad line appears again (a hand edit)
+                fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
+                fh.write(b"not json\n")
+            time.sleep(0.002)
+
+    repairer = threading.Thread(target=repair)
+    repairer.start()
+    try:
+        run_writers(path, launchers=2, per_launcher=5, count=150)
+    finally:
+        stop.set()
+        repairer.join()
+    moved.extend(move_bad_lines(path, 0))
+    assert moved and all(why for _, why in moved)
+    result = scan(path)
+    assert result.warnings == []
+    pairs = sorted((r["writer"], r["seq"]) for r in result.records if "writer" in r)
+    assert pairs == [(w, s) for w in range(10) for s in range(150)]
+    assert {r.get("id") for r in result.records} >= {"a", "b"}
+    aside = path.with_name("node.jsonl.torn").read_bytes().split(b"\n")[:-1]
+    assert aside[0] == b"{broken" and set(aside[1:]) == {b"not json"}

@@ -75,4 +75,5 @@ def test_a_vault_in_a_subfolder(top: Path) -> None:
 def test_logs_of_a_vault_in_a_subfolder(top: Path) -> None:
     put(top, "sub/logs/runs/2026-01/n.jsonl", "not json\n")
     put(top, "logs/runs/2026-01/n.jsonl", "not this vault's\n")
-    assert check(top) == ["sub/logs/runs/2026-01/n.jsonl:1: not a JSON record"]
+    assert check(top) == ["sub/logs/runs/2026-01/n.jsonl:1: not a JSON record "
+                          "('gitvault doctor --repair' moves it aside, kept)"]
