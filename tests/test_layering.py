@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"hooks"},
     {"vault"},
     {"__init__"},
+    {"mcp"},  # DESIGN: cli -> (mcp, ci, sync) -> vault
     {"cli"},
     {"__main__"},
 ]

@@ -43,6 +43,10 @@ class LazyGroup(click.Group):
         "curate": "gitvault.cli.llm:curate",
         "improve": "gitvault.cli.llm:improve",
         "improvements": "gitvault.cli.llm:improvements",
+        "export": "gitvault.cli.interchange:export",
+        "import": "gitvault.cli.interchange:import_",
+        "mcp": "gitvault.cli.mcp_cmd:mcp",
+        "agent-skill": "gitvault.cli.interchange:agent_skill",
     }
 
     # What `gitvault --help` lists, so it need not import every command module.
@@ -67,6 +71,10 @@ class LazyGroup(click.Group):
         "curate": "Curate skills with the LLM: merge overlapping ones.",
         "improve": "Improve flagged skills with the LLM; judge earlier changes.",
         "improvements": "The improvement records (as skill-improvements.md).",
+        "export": "Export active skills as Agent Skills folders or an index.",
+        "import": "Import Agent Skills folders (.claude/skills, ...).",
+        "mcp": "Serve the vault to an MCP client on stdio.",
+        "agent-skill": "Install the agent-facing gitvault skill for an agent.",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

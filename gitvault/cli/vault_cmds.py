@@ -12,17 +12,23 @@ from gitvault.cli.common import emit, global_options, state, warn
 @click.command()
 @click.argument("directory", required=False, type=click.Path(file_okay=False))
 @click.option("--remote", metavar="URL", help="Add URL as the 'origin' remote.")
+@click.option("--github", is_flag=True,
+              help="Also install the scheduled GitHub Actions workflow "
+                   "(.github/workflows/gitvault.yml).")
 @global_options
-def init(directory: str | None, remote: str | None) -> None:
+def init(directory: str | None, remote: str | None, github: bool) -> None:
     """Create a vault in DIRECTORY (default: here).
 
     Makes a git repository if there is none, writes gitvault.yaml with every
     default, .gitattributes (union merge for logs) and the folder layout, and
-    commits them. Running it again on a vault changes nothing.
+    commits them. Running it again on a vault changes nothing. With --github, also
+    the daily workflow of health, drift, lifecycle and knowledge checks (never over a
+    workflow file of yours).
     """
     from gitvault.vault.init import init_vault
 
-    root, made = init_vault(Path(directory or state().vault_path or "."), remote)
+    root, made = init_vault(Path(directory or state().vault_path or "."), remote,
+                            github=github)
     emit({"vault": str(root), "created": made},
          lambda: f"initialised vault in {root}: " + ", ".join(made) if made
          else f"vault in {root} is already complete; nothing changed")

@@ -119,8 +119,8 @@ class Skill:
         }
 
 
-def parse_skill(text: str, source: str = SKILL_FILE) -> Skill:
-    """Parse SKILL.md text; errors name ``source`` and what is wrong."""
+def front_matter(text: str, source: str = SKILL_FILE) -> tuple[dict[str, Any], str]:
+    """The YAML front-matter of SKILL.md text as written (a mapping) and the body."""
     import frontmatter
     import yaml
 
@@ -135,6 +135,18 @@ def parse_skill(text: str, source: str = SKILL_FILE) -> Skill:
     data = dict(post.metadata)
     if not data:
         raise InvalidInput(f"{source}: empty or malformed front-matter")
+    return data, post.content
+
+
+def parse_skill(text: str, source: str = SKILL_FILE) -> Skill:
+    """Parse SKILL.md text; errors name ``source`` and what is wrong."""
+    data, body = front_matter(text, source)
+    return skill_from(data, body, source)
+
+
+def skill_from(data: dict[str, Any], body: str, source: str = SKILL_FILE) -> Skill:
+    """The Skill of a parsed front-matter mapping and body (checked as parse_skill does)."""
+    data = dict(data)
     name = data.pop("name", None)
     description = data.pop("description", None)
     if not isinstance(name, str) or not name:
@@ -154,7 +166,6 @@ def parse_skill(text: str, source: str = SKILL_FILE) -> Skill:
         if key in metadata and metadata[key] not in allowed:
             raise InvalidInput(
                 f"{source}: metadata.{key} {metadata[key]!r} is not one of {', '.join(allowed)}")
-    body = post.content
     return Skill(name=name, description=description.strip(), body=body + "\n" if body else "",
                  metadata=metadata, extra=data)
 

@@ -13,8 +13,30 @@ from gitvault.core.shipped import add_gitattributes, template
 from gitvault.errors import Conflict, InvalidInput
 from gitvault.hooks import shims
 
+WORKFLOW = ".github/workflows/gitvault.yml"
 
-def init_vault(folder: Path, remote: str | None = None) -> tuple[Path, list[str]]:
+
+def workflow_text(vault_rel: str) -> str:
+    """``templates/github/gitvault.yml`` with GITVAULT_DIR set to the vault's folder."""
+    return template("github/gitvault.yml").replace(
+        'GITVAULT_DIR: "."', f'GITVAULT_DIR: "{vault_rel or "."}"')
+
+
+def check_workflow(path: Path, text: str) -> bool:
+    """Whether the workflow must be written at ``path``: False when it is there as
+    gitvault writes it; a different file there is a Conflict (left as it is)."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise Conflict(f"{WORKFLOW} is not a plain file: left as it is")
+    if path.is_file():
+        if path.read_text("utf-8") != text:
+            raise Conflict(f"{WORKFLOW} exists and is not gitvault's workflow: left as it is "
+                           "(compare it with templates/github/gitvault.yml)")
+        return False
+    return True
+
+
+def init_vault(folder: Path, remote: str | None = None, *, github: bool = False
+               ) -> tuple[Path, list[str]]:
     """Create (or complete) a vault in ``folder``: git repo if none, gitvault.yaml with
     every default, .gitattributes, the folder layout, a first commit. Idempotent: on a
     complete vault it changes nothing. Returns (root, what was created).
@@ -30,6 +52,12 @@ def init_vault(folder: Path, remote: str | None = None) -> tuple[Path, list[str]
     top = git.work_tree(root) if root.exists() else _enclosing_work_tree(root)
     if top is not None and top != root and git.is_ignored(top, root):
         top = None  # a folder the enclosing repository ignores gets a repository of its own
+    workflow: str | None = None
+    if github:  # --github: the workflow goes to the top of the work tree
+        base = top or root
+        rel_top = root.relative_to(base).as_posix()
+        text = workflow_text("" if rel_top == "." else rel_top)
+        workflow = text if check_workflow(base / WORKFLOW, text) else None
     layout = VaultLayout(root)
     if layout.config.exists():
         config_mod.load(layout.config)  # an existing config must be valid
@@ -39,7 +67,7 @@ def init_vault(folder: Path, remote: str | None = None) -> tuple[Path, list[str]
             raise Conflict(f"remote origin is already {have.stdout.decode().strip()}")
     created: list[Path] = []  # what to remove if a later step fails
     try:
-        made, top = _init(root, top, layout, remote, created)
+        made, top = _init(root, top, layout, remote, created, github, workflow)
     except BaseException:
         for path in reversed(created):
             if path.is_dir() and not path.is_symlink():
@@ -66,7 +94,8 @@ def _enclosing_work_tree(root: Path) -> Path | None:
 
 
 def _init(root: Path, top: Path | None, layout: VaultLayout, remote: str | None,
-          created: list[Path]) -> tuple[list[str], Path]:
+          created: list[Path], github: bool = False, workflow: str | None = None
+          ) -> tuple[list[str], Path]:
     made: list[str] = []
     if not root.exists():
         missing = root
@@ -104,6 +133,15 @@ def _init(root: Path, top: Path | None, layout: VaultLayout, remote: str | None,
     prefix = "" if rel == "." else rel + "/"
     paths = [f"{prefix}{p}" for p in ("gitvault.yaml", ".gitattributes", "skills/.gitkeep",
                                       "logs/.gitkeep")]
+    if github:
+        if workflow is not None:
+            missing = top / WORKFLOW
+            while not missing.parent.exists():
+                missing = missing.parent
+            created.append(missing)
+            write_atomic(top / WORKFLOW, workflow)
+            made.append(WORKFLOW)
+        paths.append(WORKFLOW)
     node = resolve_node(None, layout.git_dir)
     if git.commit_paths(top, paths, "gitvault: init vault", {"Op": "init", "Node": node},
                             verify=False):
