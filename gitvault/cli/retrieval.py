@@ -33,16 +33,8 @@ def search(query: str, k: int, explain: bool) -> None:
 
     vault = state().vault()
     hits, warnings = retrieval.search_hits(vault, _prompt_text(query), k, explain=explain)
-    results: list[dict[str, Any]] = []
-    for h in hits:
-        result: dict[str, Any] = {"name": h.name, "version": h.version, "state": h.state,
-                                  "score": round(h.score, 4)}
-        if explain:
-            result["explain"] = retrieval.explanation(h)
-        results.append(result)
-    data: dict[str, Any] = {"results": results}
-    if warnings:
-        data["warnings"] = warn(warnings)
+    data = retrieval.search_data(hits, warn(warnings), explain=explain)
+    results = data["results"]
 
     def text() -> str:
         if not hits:

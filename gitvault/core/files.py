@@ -79,14 +79,15 @@ def read_text(path: Path, limit: int = INPUT_LIMIT, below: Path | None = None) -
     return decode_text(read_bytes(path, limit=limit, below=below), str(path))
 
 
-def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Replace ``path`` with ``text`` (and permission bits ``mode``, if given): temp
-    file, fsync, rename, fsync of the folder. A reader sees the old or the new file."""
+def write_atomic(path: Path, text: str | bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``text`` (UTF-8, or any bytes) and permission bits ``mode``,
+    if given: temp file, fsync, rename, fsync of the folder. A reader sees the old or
+    the new file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        with open(tmp, "wb") as fh:
+            fh.write(text.encode("utf-8") if isinstance(text, str) else text)
             fh.flush()
             if mode is not None:
                 os.fchmod(fh.fileno(), mode)

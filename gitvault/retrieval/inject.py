@@ -141,6 +141,12 @@ def search(vault: Vault, query: str, k: int = DEFAULT_SEARCH_K, *, explain: bool
     """``{"results": [{name, version, state, score, explain?}], "warnings"?}``, best first;
     a code skill without this node's gate evidence has state ``unverified``."""
     hits, warnings = search_hits(vault, query, k, explain=explain)
+    return search_data(hits, warnings, explain=explain)
+
+
+def search_data(hits: list[Hit], warnings: list[str], *, explain: bool = False
+                ) -> dict[str, Any]:
+    """The ``search --json`` object of ``hits`` (the one copy every front end prints)."""
     results = []
     for h in hits:
         result: dict[str, Any] = {"name": h.name, "version": h.version, "state": h.state,

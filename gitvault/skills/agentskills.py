@@ -164,7 +164,7 @@ def export_folders(skills: list[tuple[Skill, Path]], dest: Path, *,
         for rel, data in files.items():
             target = dest / skill.name / rel
             if not target.is_file() or target.read_bytes() != data:
-                write_bytes(target, data)
+                write_atomic(target, data)
                 changed.append(rel)
             manifest[f"{skill.name}/{rel}"] = sha256(data)
         exported.append({"name": skill.name, "version": skill.version,
@@ -176,21 +176,6 @@ def export_folders(skills: list[tuple[Skill, Path]], dest: Path, *,
             indent=1) + "\n")
     return {"format": "agent-skills", "dir": str(dest), "exported": exported,
             "skipped": skipped}
-
-
-def write_bytes(path: Path, data: bytes) -> None:
-    """Atomic replace of ``path`` with ``data`` (any bytes: scripts, images)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 # -- export DIR --format agents-md -------------------------------------------------------
@@ -289,6 +274,6 @@ def install_agent_skill(source: Path, skills_dir: Path, vault_skills: Path | Non
     changed = False
     for rel, data in files.items():
         if not (target / rel).is_file():
-            write_bytes(target / rel, data)
+            write_atomic(target / rel, data)
             changed = True
     return target, "installed" if changed else "unchanged"

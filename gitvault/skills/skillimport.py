@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitvault.core.clock import now_seconds
-from gitvault.core.files import read_text
+from gitvault.core.files import read_text, write_atomic
 from gitvault.errors import CheckFailed, InvalidInput
 from gitvault.gate.scan import FILES as CODE_FILES
 from gitvault.skills import codegate
-from gitvault.skills.agentskills import folder_files, write_bytes
+from gitvault.skills.agentskills import folder_files
 from gitvault.skills.model import (
     SKILL_FILE,
     Skill,
@@ -194,7 +194,7 @@ def _store(store: SkillStore, skill: Skill, op: str, target: Path, extra: dict[s
             files.pop(rel, None)
             if not (target / rel).is_file():
                 binary.append(target / rel)
-            write_bytes(target / rel, data)
+            write_atomic(target / rel, data)
     try:
         store.save(skill, op, files=files, sandbox=result.sandbox if result else None)
     except BaseException:
