@@ -330,15 +330,19 @@ def _config_files(git_dir: Path | None) -> list[str] | None:
     return files
 
 
+def _ask_git(git_dir: Path | None) -> str | None:
+    from gitvault.core.git import config_value  # a subprocess: only when it is needed
+
+    return config_value(git_dir, "gitvault.node")
+
+
 def _config_node(git_dir: Path | None) -> str | None:
     """``git config gitvault.node``, from a cache under ``.git/gitvault/`` checked against
     the identity, size and times of every file git would read it from (so the hot
     commands start no git process while nothing changed); git itself answers otherwise."""
-    from gitvault.core.git import config_value  # a subprocess: only when it is needed
-
     files = _config_files(git_dir) if git_dir is not None else None
     if files is None or git_dir is None:
-        return config_value(git_dir, "gitvault.node")
+        return _ask_git(git_dir)
     key = []
     for path in files:
         try:
@@ -355,7 +359,7 @@ def _config_node(git_dir: Path | None) -> str | None:
             return str(saved["node"]) if saved["node"] is not None else None
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    value = config_value(git_dir, "gitvault.node")
+    value = _ask_git(git_dir)
     try:
         cache.parent.mkdir(exist_ok=True)
         tmp = cache.with_name(f".node.{os.getpid()}.tmp")

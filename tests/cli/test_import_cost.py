@@ -45,6 +45,21 @@ def test_hot_commands_import_nothing_heavy(gv: Runner, gv_proc: Runner, vault: P
     assert names & HEAVY == set(), args
 
 
+def test_the_node_id_from_git_config_starts_no_git_once_cached(gv_proc: Runner,
+                                                                vault: Path) -> None:
+    """Without --node or GITVAULT_NODE the node id is git's config: the first call asks
+    git, later ones read the checked cache and import no subprocess module."""
+    gv_proc.git("config", "gitvault.node", "from-config")
+    no_node = {"GITVAULT_NODE": ""}
+    first = gv_proc("record-run", "--skill", "s", "--json", env=no_node)
+    assert first.code == 0 and first.json()["entry"]["node"] == "from-config"
+    again = gv_proc("record-run", "--skill", "s", "--json",
+                    env={**no_node, "PYTHONPROFILEIMPORTTIME": "1"})
+    assert again.code == 0, again.err[-2000:]
+    assert '"node": "from-config"' in again.out
+    assert "subprocess" not in imported(again.err)
+
+
 def test_the_click_path_does_import_click(gv_proc: Runner, vault: Path) -> None:
     """The check above can fail: a command that is not on the hot path imports click."""
     result = gv_proc("skill", "list", env={"PYTHONPROFILEIMPORTTIME": "1"})
