@@ -288,11 +288,15 @@ def ls_remote(root: Path, remote: str, pattern: str, timeout: float) -> list[tup
         raise GitError(f"not a git remote: {remote!r}")
     env = _env()
     env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    # The repository's own git dir, never git's discovery from ``root``: a vault folder
+    # holding committed HEAD, objects/, refs/ and config would be read as a repository
+    # whose config (protocol.ext.allow, credential helpers) came with a sync.
+    env["GIT_DIR"] = _own_git_dir(root)
     allowed = [f"protocol.{name}.allow=always" for name in ("https", "http", "ssh", "git", "file")]
-    args = ["git", "-C", str(root), "-c", "protocol.allow=never",
+    args = ["git", "-c", "protocol.allow=never",
             *(arg for item in allowed for arg in ("-c", item)), "ls-remote", "--", remote, pattern]
     try:
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(args, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env, start_new_session=True)
     except FileNotFoundError:
         raise GitError("git is not installed (gitvault needs the git command)") from None
@@ -326,8 +330,19 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
 def config_flag(root: Path, key: str) -> bool:
     """Whether the clone's git config (local, global or system; never a committed file)
     sets boolean ``key`` to true."""
-    proc = git(root, "config", "--type=bool", "--get", key, check=False)
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_DIR=_own_git_dir(root))
+    proc = _run(["git", "config", "--type=bool", "--get", key], env)
     return proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+
+def _own_git_dir(root: Path) -> str:
+    """The git dir of the work tree holding ``root`` (found by its ``.git``, as
+    gitvault finds it), or os.devnull outside any: so git reads no repository config
+    from committed files that look like a bare repository."""
+    from gitvault.core.paths import find_git_dir
+
+    found = find_git_dir(Path(root).resolve())
+    return str(found) if found is not None else os.devnull
 
 
 def commit_on_branch(root: Path, branch: str, files: dict[str, bytes], subject: str,

@@ -1,0 +1,58 @@
+"""The watcher against a vault nobody here controls (SPEC §1 Trust, §8): what a synced
+vault holds must never make this machine run a program, hang, or crash."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Runner
+from tests.knowledge.servers import set_sources
+
+T0 = "2026-12-01T00:00:00.000Z"
+
+
+def plant_bare_repo(folder: Path, config: str) -> None:
+    """The files that make ``folder`` look like a bare git repository to git's own
+    discovery (HEAD, objects/, refs/, config), as a synced commit can carry them."""
+    (folder / "HEAD").write_text("ref: refs/heads/main\n")
+    for sub in ("objects", "refs"):
+        (folder / sub).mkdir()
+        (folder / sub / ".keep").write_text("")
+    (folder / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+                                   + config)
+
+
+@pytest.fixture
+def subvault(gv: Runner, tmp_path: Path) -> Path:
+    """A vault in a subfolder of a larger repository (SPEC §1 allows it)."""
+    top = tmp_path / "repo"
+    top.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(top)], env=gv.env, check=True)
+    gv.ok("init", str(top / "sub"))
+    gv.cwd = top / "sub"
+    return top / "sub"
+
+
+def test_a_committed_bare_repo_config_cannot_allow_command_sources(
+        gv: Runner, subvault: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    plant_bare_repo(subvault, "[gitvault]\n\tallow-commands = true\n")
+    set_sources(subvault, [{"id": "tool", "type": "command", "command": f"touch {marker}"}])
+    result = gv.ok("watch", "--json", env={"GITVAULT_NOW": T0})
+    assert result.json()["checked"] == []
+    assert "gitvault.allow-commands" in result.json()["skipped"][0]["reason"]
+    assert not marker.exists()
+
+
+def test_a_committed_bare_repo_config_cannot_allow_the_ext_transport(
+        gv: Runner, subvault: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    plant_bare_repo(subvault, '[protocol "ext"]\n\tallow = always\n')
+    set_sources(subvault, [{"id": "ref", "type": "git-ref",
+                            "remote": f"ext::sh -c touch% {marker}"}])
+    result = gv.ok("watch", "--json", env={"GITVAULT_NOW": T0})
+    assert result.json()["failed"][0]["source"] == "ref"
+    assert not marker.exists()
