@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from gitvault.core.clock import iso, now
 from gitvault.errors import GitError
@@ -325,6 +326,83 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     proc.communicate()
+
+
+class OutputTooLarge(Exception):
+    """A program wrote more to stdout than :func:`communicate_capped` keeps."""
+
+
+def communicate_capped(proc: subprocess.Popen[bytes], data: bytes | None, timeout: float,
+                       limit: int) -> tuple[bytes, bytes]:
+    """``proc.communicate(data, timeout)`` that keeps at most ``limit`` bytes of stdout
+    (and the last 64 KiB of stderr): a program that floods its output has its process
+    group killed (``proc`` started with ``start_new_session``) and OutputTooLarge is
+    raised, as subprocess.TimeoutExpired is after ``timeout`` seconds."""
+    import signal
+    import threading
+    import time
+
+    out: list[bytes] = []
+    err = bytearray()
+    flooded = threading.Event()
+
+    def read_out() -> None:
+        size = 0
+        assert proc.stdout is not None
+        while chunk := os.read(proc.stdout.fileno(), 65536):
+            size += len(chunk)
+            if size > limit:
+                flooded.set()
+                return
+            out.append(chunk)
+
+    def read_err() -> None:
+        assert proc.stderr is not None
+        while chunk := os.read(proc.stderr.fileno(), 65536):
+            err.extend(chunk)
+            del err[:-65536]
+
+    def write_in() -> None:
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(data or b"")
+            proc.stdin.close()
+        except OSError:
+            pass
+
+    threads = [threading.Thread(target=read_out, daemon=True)]
+    if proc.stderr is not None:
+        threads.append(threading.Thread(target=read_err, daemon=True))
+    if proc.stdin is not None:
+        threads.append(threading.Thread(target=write_in, daemon=True))
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None or threads[0].is_alive():
+        if flooded.is_set() or time.monotonic() > deadline:
+            break
+        threads[0].join(0.05)
+    if flooded.is_set() or proc.poll() is None or threads[0].is_alive():
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        _close_pipes(proc, threads)
+        if flooded.is_set():
+            raise OutputTooLarge(limit)
+        raise subprocess.TimeoutExpired(proc.args, timeout)
+    _close_pipes(proc, threads)
+    return b"".join(out), bytes(err)
+
+
+def _close_pipes(proc: subprocess.Popen[bytes], threads: list[Any]) -> None:
+    for thread in threads:
+        thread.join(1)
+    if not any(thread.is_alive() for thread in threads):  # else a child still holds them
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 def config_flag(root: Path, key: str) -> bool:

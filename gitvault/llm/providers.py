@@ -25,6 +25,7 @@ from gitvault.core import git
 from gitvault.errors import LLMError
 
 DEFAULT_TIMEOUT_S = 300.0
+MAX_ANSWER_BYTES = 1 << 20  # an answer is a skill or three; more is a runaway program
 NO_PROVIDER = ("no LLM provider: set GITVAULT_LLM_CMD or 'git config gitvault.llm-command "
                "\"llm -m MODEL\"' (any command that reads the prompt on stdin and answers on "
                "stdout, e.g. 'ollama run llama3'), or install gitvault[llm] and set "
@@ -68,9 +69,12 @@ class CommandProvider:
         except OSError as exc:
             raise LLMError(f"the LLM command {argv[0]!r} cannot run: {exc.strerror or exc}") from None
         try:
-            out, err = proc.communicate(prompt.encode("utf-8"), timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            git.kill_group(proc)
+            out, err = git.communicate_capped(proc, prompt.encode("utf-8"), self.timeout,
+                                              MAX_ANSWER_BYTES)
+        except git.OutputTooLarge:
+            raise LLMError(f"the LLM command {argv[0]!r} answered more than "
+                           f"{MAX_ANSWER_BYTES >> 20} MiB: refused (nothing changed)") from None
+        except subprocess.TimeoutExpired:  # its process group is killed
             raise LLMError(f"the LLM command {argv[0]!r} gave no answer within "
                            f"{self.timeout:g} s") from None
         if proc.returncode != 0:
