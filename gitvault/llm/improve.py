@@ -108,6 +108,23 @@ def _message(decision: dict[str, Any]) -> str:
             f"effort {p.get('effort')}\nNot applied automatically: " + "; ".join(decision["reasons"]))
 
 
+def _judged(loop: Loop) -> set[tuple[Any, Any]]:
+    return {(r.get("skill"), r.get("version")) for r in loop.scan().records
+            if r.get("op") == "judge" and r.get("action") != "waiting"}
+
+
+def recheck(loop: Loop, decision: dict[str, Any], moment: datetime) -> dict[str, Any]:
+    """``decision`` as the gate sees it now: an ``apply`` becomes ``propose`` when the
+    skill changed since it was read or may no longer be auto-edited."""
+    if decision["action"] != "apply":
+        return decision
+    skill = loop.skills.get(decision["skill"])
+    reasons = gate_reasons(loop, skill.name, skill.sensitive, moment)
+    if skill.version != decision["fromVersion"]:
+        reasons.insert(0, f"the skill changed to v{skill.version} while the model was asked")
+    return {**decision, "action": "propose", "reasons": reasons} if reasons else decision
+
+
 def carry_out(loop: Loop, decision: dict[str, Any], moment: datetime) -> dict[str, Any]:
     """Step 6-7: apply or propose ``decision`` and record it."""
     skill = loop.skills.get(decision["skill"])
@@ -184,7 +201,13 @@ def improve(loop: Loop, *, days: int | None = None, dry_run: bool = False) -> di
     if dry_run:
         return {"dryRun": True, "flagged": flagged, "judged": [v.to_json() for v in ready],
                 "pending": pending, "decisions": decisions, "notes": notes}
-    settled = [settle(loop, v, moment) for v in ready]
-    done = [carry_out(loop, d, moment) for d in decisions]
+    # Another improve may have decided on the same skills while the model was asked:
+    # under one lock, the gate is asked again just before anything is written.
+    with records.locked((loop.layout.cache or loop.layout.root / ".gitvault") / "locks"
+                        / "improve.lock"):
+        judged_now = _judged(loop)
+        settled = [settle(loop, v, moment) for v in ready
+                   if (v.skill, v.version) not in judged_now]
+        done = [carry_out(loop, recheck(loop, d, moment), moment) for d in decisions]
     return {"dryRun": False, "flagged": flagged, "judged": settled, "pending": pending,
             "decisions": done, "notes": notes}
