@@ -16,7 +16,7 @@ record a diff on change, and route unprocessed diffs by severity (SPEC §8, seed
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,12 @@ def _due_key(source: Source, state: log.Knowledge) -> str:
 def next_due(source: Source, state: log.Knowledge) -> datetime | None:
     """When ``source`` is next due (None: never checked, so due now)."""
     last = state.last_check.get(source.id)
-    return clock.parse_iso(last["ts"]) + source.period if last else None
+    if not last:
+        return None
+    try:
+        return clock.parse_iso(last["ts"]) + source.period
+    except OverflowError:  # checked in the calendar's last period: due never
+        return datetime.max.replace(tzinfo=timezone.utc)
 
 
 def observe(source: Source, ctx: Context, previous: dict[str, Any] | None

@@ -24,7 +24,7 @@ from gitvault.llm import prompts
 from gitvault.llm import proposals as answers
 from gitvault.llm.extract import body_problem
 from gitvault.llm.journal import Loop
-from gitvault.llm.judge import Verdict, gate_reasons, verdicts
+from gitvault.llm.judge import Verdict, before, gate_reasons, verdicts
 from gitvault.runs import health as rules
 from gitvault.runs.columns import check_run, ts_ms
 from gitvault.skills.model import SKILL_FILE, Skill, render_skill
@@ -182,7 +182,10 @@ def improve(loop: Loop, *, days: int | None = None, dry_run: bool = False) -> di
             targets[verdict.skill] = verdict.evidence()
         elif verdict.action == "drop":
             targets.pop(verdict.skill, None)
-    since = moment - timedelta(days=window)
+    try:
+        since = before(moment, timedelta(days=window))
+    except OverflowError:  # more days than timedelta holds
+        since = before(moment, timedelta.max)
     notes, asked = [], []
     for name, evidence in targets.items():
         found = loop.skills.find(name)

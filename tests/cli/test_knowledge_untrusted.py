@@ -56,3 +56,15 @@ def test_a_committed_bare_repo_config_cannot_allow_the_ext_transport(
     result = gv.ok("watch", "--json", env={"GITVAULT_NOW": T0})
     assert result.json()["failed"][0]["source"] == "ref"
     assert not marker.exists()
+
+
+def test_watch_at_the_end_of_the_calendar_is_not_a_crash(gv: Runner, vault: Path) -> None:
+    set_sources(vault, [{"id": "conf", "type": "file", "path": "gitvault.yaml", "tier": 3}])
+    end = {"GITVAULT_NOW": "9999-12-31T23:59:59Z"}
+    assert gv.ok("watch", "--json", env=end).json()["checked"][0]["status"] == "baseline"
+    again = gv("watch", "--json", env=end)
+    assert again.code == 0, again.err
+    assert again.json()["checked"] == [] and again.json()["notDue"][0]["source"] == "conf"
+    start = gv("watch", "--json", env={"GITVAULT_NOW": "0001-01-01T00:00:00Z"})
+    assert start.code == 0, start.err
+

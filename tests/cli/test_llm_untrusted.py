@@ -11,7 +11,7 @@ import pytest
 
 from tests.cli.test_llm import T0, T1, at, degrading, improve_answer, records
 from tests.conftest import Runner, snapshot
-from tests.llm.scripted import CURATE, Scripted
+from tests.llm.scripted import CURATE, IMPROVE, Scripted
 
 SLOW = r'''
 import sys, time
@@ -76,3 +76,18 @@ def test_a_curator_answer_reusing_a_new_name_refuses_the_later_merge(
 @pytest.fixture
 def bot(tmp_path: Path) -> Scripted:
     return Scripted(tmp_path / "bot")
+
+
+@pytest.mark.parametrize(("now", "args"), [
+    ("0001-01-01T00:00:00Z", ()),
+    ("9999-12-31T23:59:59Z", ()),
+    ("2026-12-01T10:00:00Z", ("--days", "99999999")),
+    ("2026-12-01T10:00:00Z", ("--days", "1000000000")),
+])
+def test_improve_at_the_calendar_edges_is_not_a_crash(gv: Runner, vault: Path, bot: Scripted,
+                                                      now: str, args: tuple[str, ...]) -> None:
+    degrading(gv)
+    bot.answer([(IMPROVE, improve_answer())])
+    result = gv("improve", "--dry-run", "--json", *args,
+                env={"GITVAULT_NOW": now, **bot.env})
+    assert result.code == 0, result.err
