@@ -43,6 +43,8 @@ def check(source: dict[str, Any], ctx: Context) -> Observation:
                                 start_new_session=True)
     except OSError as exc:
         raise LookupFailed(f"{argv[0]}: cannot run it ({exc.strerror or exc})") from None
+    except ValueError as exc:  # a null byte in an argument
+        raise LookupFailed(f"{argv[0]!r}: cannot run it ({exc})") from None
     try:
         out, _ = git.communicate_capped(proc, None, ctx.timeout, MAX_OUTPUT)
     except git.OutputTooLarge:

@@ -68,3 +68,15 @@ def test_watch_at_the_end_of_the_calendar_is_not_a_crash(gv: Runner, vault: Path
     start = gv("watch", "--json", env={"GITVAULT_NOW": "0001-01-01T00:00:00Z"})
     assert start.code == 0, start.err
 
+
+@pytest.mark.parametrize("source", [
+    {"type": "file", "path": "gitvault\u0000.yaml"},
+    {"type": "command", "command": "echo a\u0000b"},
+])
+def test_a_nul_byte_in_a_source_is_a_failed_check(gv: Runner, vault: Path,
+                                                   source: dict[str, str]) -> None:
+    set_sources(vault, [{"id": "odd", **source}])
+    result = gv("watch", "--json", env={"GITVAULT_NOW": T0, "GITVAULT_ALLOW_COMMANDS": "1"})
+    assert result.code == 0, result.err
+    assert result.json()["failed"][0]["source"] == "odd"
+    assert "null" in result.json()["failed"][0]["error"]
