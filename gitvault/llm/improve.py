@@ -22,7 +22,7 @@ from gitvault.errors import GitvaultError
 from gitvault.knowledge.log import diffs_touching
 from gitvault.llm import prompts
 from gitvault.llm import proposals as answers
-from gitvault.llm.extract import body_problem
+from gitvault.llm.extract import body_problem, tokens
 from gitvault.llm.journal import Loop
 from gitvault.llm.judge import Verdict, before, gate_reasons, verdicts
 from gitvault.runs import health as rules
@@ -76,6 +76,10 @@ def decide(loop: Loop, skill: Skill, diagnosis: answers.Diagnosis, moment: datet
         reasons.append(f"relevance {best.relevance:g} is not above {cfg.min_relevance:g}")
     if not best.safety > cfg.min_safety:
         reasons.append(f"safety {best.safety:g} is not above {cfg.min_safety:g}")
+    size, budget = tokens(best.content), loop.config.extract.max_tokens
+    if size > max(budget, tokens(skill.body)):  # a person reads a body that big first
+        reasons.append(f"the content is {size} tokens, over extract.max_tokens ({budget}) "
+                       "and longer than the current body")
     reasons += gate_reasons(loop, skill.name, skill.sensitive, moment)
     return {**decision, "action": "propose" if reasons else "apply", "reasons": reasons}
 

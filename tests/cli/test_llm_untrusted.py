@@ -91,3 +91,15 @@ def test_improve_at_the_calendar_edges_is_not_a_crash(gv: Runner, vault: Path, b
     result = gv("improve", "--dry-run", "--json", *args,
                 env={"GITVAULT_NOW": now, **bot.env})
     assert result.code == 0, result.err
+
+
+def test_a_gigantic_proposal_is_not_applied_automatically(gv: Runner, vault: Path,
+                                                          bot: Scripted) -> None:
+    degrading(gv)
+    huge = "\n".join(f"{i}. " + "do the thing " * 8 for i in range(5000))  # ~130k tokens
+    bot.answer([(IMPROVE, improve_answer(content=huge))])
+    data = gv.ok("improve", "--json", env=at(T1, bot)).json()
+    decision = data["decisions"][0]
+    assert decision["action"] == "proposed"
+    assert any("over extract.max_tokens" in r for r in decision["reasons"])
+    assert gv.ok("skill", "show", "api-caller", "--json").json()["version"] == 1
