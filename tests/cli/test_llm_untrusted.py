@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,24 @@ def test_a_gigantic_proposal_is_not_applied_automatically(gv: Runner, vault: Pat
     assert decision["action"] == "proposed"
     assert any("over extract.max_tokens" in r for r in decision["reasons"])
     assert gv.ok("skill", "show", "api-caller", "--json").json()["version"] == 1
+
+
+def test_an_llm_library_model_that_hangs_is_cut_at_the_timeout(gv: Runner, vault: Path,
+                                                              tmp_path: Path) -> None:
+    site = tmp_path / "site" / "llm"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text(
+        "import time\n"
+        "class _Response:\n    def text(self):\n        time.sleep(60)\n        return 'NONE'\n"
+        "class _Model:\n    def prompt(self, prompt):\n        return _Response()\n"
+        "def get_model(name):\n    return _Model()\n")
+    env = {**at(T1), "PYTHONPATH": f"{tmp_path / 'site'}:{gv.env['PYTHONPATH']}",
+           "GITVAULT_LLM_TIMEOUT": "1"}
+    proc = gv.process()
+    proc.git("config", "gitvault.llm-model", "slow")
+    before = snapshot(vault)
+    started = time.monotonic()
+    result = proc("extract", "--summary", "-", input="s", env=env)
+    assert time.monotonic() - started < 20
+    assert result.code == 2 and "the llm model 'slow' gave no answer within 1 s" in result.err
+    assert snapshot(vault) == before
