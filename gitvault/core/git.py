@@ -280,6 +280,9 @@ def git_processes_running() -> bool:
     return False
 
 
+MAX_LS_REMOTE_BYTES = 32 << 20  # what ls-remote may print: a remote's refs, not a flood
+
+
 def ls_remote(root: Path, remote: str, pattern: str, timeout: float) -> list[tuple[str, str]]:
     """``(sha, ref)`` of the refs of ``remote`` matching ``pattern`` (``git ls-remote``),
     within ``timeout`` seconds (the whole process group is killed after it). Transports
@@ -302,9 +305,11 @@ def ls_remote(root: Path, remote: str, pattern: str, timeout: float) -> list[tup
     except FileNotFoundError:
         raise GitError("git is not installed (gitvault needs the git command)") from None
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
+        stdout, stderr = communicate_capped(proc, None, timeout, MAX_LS_REMOTE_BYTES)
+    except OutputTooLarge:
+        raise GitError(f"git ls-remote {remote} advertised more than "
+                       f"{MAX_LS_REMOTE_BYTES} bytes of refs") from None
+    except subprocess.TimeoutExpired:  # its process group is killed
         raise GitError(f"git ls-remote {remote} gave no answer within {timeout:g} s") from None
     if proc.returncode != 0:
         lines = stderr.decode("utf-8", "replace").strip().splitlines()

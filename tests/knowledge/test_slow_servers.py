@@ -73,3 +73,21 @@ def test_a_registry_that_trickles_is_cut_at_the_timeout(
         source.check(Context(tmp_path, 1.0))
     assert time.monotonic() - started < 4
     assert "no answer within 1 s" in str(caught.value)
+
+
+def test_a_remote_advertising_more_refs_than_kept_is_a_failure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap on what ls-remote may print (a hostile server can advertise millions of
+    refs), shown with a small cap over a real bare repository."""
+    from gitvault.core import git
+    from tests.conftest import isolated_env
+    from tests.knowledge.servers import BareRepo
+
+    upstream = BareRepo(tmp_path, isolated_env(tmp_path))
+    for n in range(5):
+        upstream.release(f"v1.{n}.0")
+    monkeypatch.setattr(git, "MAX_LS_REMOTE_BYTES", 200)
+    source = Source.from_config({"id": "s", "type": "git-ref", "remote": str(upstream.path),
+                                 "ref": "refs/tags/*"})
+    with pytest.raises(LookupFailed, match=r"advertised more than"):
+        source.check(Context(tmp_path, 10.0))
