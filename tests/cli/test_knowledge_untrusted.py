@@ -80,3 +80,14 @@ def test_a_nul_byte_in_a_source_is_a_failed_check(gv: Runner, vault: Path,
     assert result.code == 0, result.err
     assert result.json()["failed"][0]["source"] == "odd"
     assert "null" in result.json()["failed"][0]["error"]
+
+
+def test_diffs_json_lists_the_warnings_of_bad_lines(gv: Runner, vault: Path) -> None:
+    """SPEC §3: lines that are not valid records are a "warnings" list in --json output."""
+    bad = vault / "logs" / "knowledge" / "2026-12" / "other.jsonl"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"ts": "2026-12-01T00:00:00Z", "source": "x", "type": "t", '
+                   '"severity": "urgent"}\n')
+    data = gv.ok("diffs", "--json").json()
+    assert data["totalDiffs"] == 0
+    assert len(data["warnings"]) == 1 and "other.jsonl:1: knowledge diff" in data["warnings"][0]
