@@ -91,7 +91,7 @@ def diffs(unprocessed: bool) -> None:
     from gitvault.knowledge import log
 
     folded = log.load(state().vault().layout)
-    warn(folded.warnings)
+    warnings = warn(folded.warnings)
     if unprocessed:
         pending = [folded.view(d) for d in folded.unprocessed()]
         emit(pending,  # type: ignore[arg-type]  # the peer's shape: a JSON array
@@ -99,6 +99,8 @@ def diffs(unprocessed: bool) -> None:
                        f"{d['detail']}" for d in pending) or "no unprocessed diffs")
         return
     stats = folded.stats()
+    if warnings:  # SPEC §3 (the --unprocessed list has no room for them: stderr only)
+        stats["warnings"] = warnings
     by = stats["bySeverity"]
     emit(stats, f"{stats['sources']} sources, {stats['totalDiffs']} diffs "
                 f"({stats['unprocessed']} unprocessed): critical {by['critical']}, "

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from gitvault.core import gitlock
 from gitvault.core.clock import now
@@ -363,6 +363,9 @@ def git_processes_running() -> bool:
     return False
 
 
+MAX_LS_REMOTE_BYTES = 32 << 20  # what ls-remote may print: a remote's refs, not a flood
+
+
 def ls_remote(root: Path, remote: str, pattern: str, timeout: float) -> list[tuple[str, str]]:
     """``(sha, ref)`` of the refs of ``remote`` matching ``pattern`` (``git ls-remote``),
     within ``timeout`` seconds (the whole process group is killed after it). Transports
@@ -372,18 +375,24 @@ def ls_remote(root: Path, remote: str, pattern: str, timeout: float) -> list[tup
         raise GitError(f"not a git remote: {remote!r}")
     env = _env()
     env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    # The repository's own git dir, never git's discovery from ``root``: a vault folder
+    # holding committed HEAD, objects/, refs/ and config would be read as a repository
+    # whose config (protocol.ext.allow, credential helpers) came with a sync.
+    env["GIT_DIR"] = _own_git_dir(root)
     allowed = [f"protocol.{name}.allow=always" for name in ("https", "http", "ssh", "git", "file")]
-    args = ["git", "-C", str(root), "-c", "protocol.allow=never",
+    args = ["git", "-c", "protocol.allow=never",
             *(arg for item in allowed for arg in ("-c", item)), "ls-remote", "--", remote, pattern]
     try:
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(args, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env, start_new_session=True)
     except FileNotFoundError:
         raise GitError("git is not installed (gitvault needs the git command)") from None
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
+        stdout, stderr = communicate_capped(proc, None, timeout, MAX_LS_REMOTE_BYTES)
+    except OutputTooLarge:
+        raise GitError(f"git ls-remote {remote} advertised more than "
+                       f"{MAX_LS_REMOTE_BYTES} bytes of refs") from None
+    except subprocess.TimeoutExpired:  # its process group is killed
         raise GitError(f"git ls-remote {remote} gave no answer within {timeout:g} s") from None
     if proc.returncode != 0:
         lines = stderr.decode("utf-8", "replace").strip().splitlines()
@@ -407,11 +416,99 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
     proc.communicate()
 
 
+class OutputTooLarge(Exception):
+    """A program wrote more to stdout than :func:`communicate_capped` keeps."""
+
+
+def communicate_capped(proc: subprocess.Popen[bytes], data: bytes | None, timeout: float,
+                       limit: int) -> tuple[bytes, bytes]:
+    """``proc.communicate(data, timeout)`` that keeps at most ``limit`` bytes of stdout
+    (and the last 64 KiB of stderr): a program that floods its output has its process
+    group killed (``proc`` started with ``start_new_session``) and OutputTooLarge is
+    raised, as subprocess.TimeoutExpired is after ``timeout`` seconds."""
+    import signal
+    import threading
+    import time
+
+    out: list[bytes] = []
+    err = bytearray()
+    flooded = threading.Event()
+
+    def read_out() -> None:
+        size = 0
+        assert proc.stdout is not None
+        while chunk := os.read(proc.stdout.fileno(), 65536):
+            size += len(chunk)
+            if size > limit:
+                flooded.set()
+                return
+            out.append(chunk)
+
+    def read_err() -> None:
+        assert proc.stderr is not None
+        while chunk := os.read(proc.stderr.fileno(), 65536):
+            err.extend(chunk)
+            del err[:-65536]
+
+    def write_in() -> None:
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(data or b"")
+            proc.stdin.close()
+        except OSError:
+            pass
+
+    threads = [threading.Thread(target=read_out, daemon=True)]
+    if proc.stderr is not None:
+        threads.append(threading.Thread(target=read_err, daemon=True))
+    if proc.stdin is not None:
+        threads.append(threading.Thread(target=write_in, daemon=True))
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None or threads[0].is_alive():
+        if flooded.is_set() or time.monotonic() > deadline:
+            break
+        threads[0].join(0.05)
+    if flooded.is_set() or proc.poll() is None or threads[0].is_alive():
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        _close_pipes(proc, threads)
+        if flooded.is_set():
+            raise OutputTooLarge(limit)
+        raise subprocess.TimeoutExpired(proc.args, timeout)
+    _close_pipes(proc, threads)
+    return b"".join(out), bytes(err)
+
+
+def _close_pipes(proc: subprocess.Popen[bytes], threads: list[Any]) -> None:
+    for thread in threads:
+        thread.join(1)
+    if not any(thread.is_alive() for thread in threads):  # else a child still holds them
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
 def config_flag(root: Path, key: str) -> bool:
     """Whether the clone's git config (local, global or system; never a committed file)
     sets boolean ``key`` to true."""
-    proc = git(root, "config", "--type=bool", "--get", key, check=False)
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_DIR=_own_git_dir(root))
+    proc = _run(["git", "config", "--type=bool", "--get", key], env)
     return proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+
+def _own_git_dir(root: Path) -> str:
+    """The git dir of the work tree holding ``root`` (found by its ``.git``, as
+    gitvault finds it), or os.devnull outside any: so git reads no repository config
+    from committed files that look like a bare repository."""
+    from gitvault.core.paths import find_git_dir
+
+    found = find_git_dir(Path(root).resolve())
+    return str(found) if found is not None else os.devnull
 
 
 def commit_on_branch(root: Path, branch: str, files: dict[str, bytes], subject: str,

@@ -16,6 +16,7 @@ from gitvault.knowledge.model import Context, LookupFailed, Observation, is_vers
 
 NETWORK = False
 MAX_SHOWN = 200
+MAX_OUTPUT = 8 << 20  # what is hashed; more is a runaway program
 NOT_ALLOWED = ("command sources run only where 'git config gitvault.allow-commands true' "
                "or GITVAULT_ALLOW_COMMANDS=1 is set")
 
@@ -42,10 +43,13 @@ def check(source: dict[str, Any], ctx: Context) -> Observation:
                                 start_new_session=True)
     except OSError as exc:
         raise LookupFailed(f"{argv[0]}: cannot run it ({exc.strerror or exc})") from None
+    except ValueError as exc:  # a null byte in an argument
+        raise LookupFailed(f"{argv[0]!r}: cannot run it ({exc})") from None
     try:
-        out, _ = proc.communicate(timeout=ctx.timeout)
-    except subprocess.TimeoutExpired:
-        git.kill_group(proc)
+        out, _ = git.communicate_capped(proc, None, ctx.timeout, MAX_OUTPUT)
+    except git.OutputTooLarge:
+        raise LookupFailed(f"{argv[0]}: wrote more than {MAX_OUTPUT >> 20} MiB") from None
+    except subprocess.TimeoutExpired:  # its process group is killed
         raise LookupFailed(f"{argv[0]}: no answer within {ctx.timeout:g} s") from None
     if proc.returncode != 0:
         raise LookupFailed(f"{argv[0]}: exited {proc.returncode}")

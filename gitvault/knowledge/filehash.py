@@ -16,6 +16,8 @@ def check(source: dict[str, Any], ctx: Context) -> Observation:
     git_dir = find_git_dir(ctx.root)
     top = git_dir.parent.resolve() if git_dir is not None and git_dir.name == ".git" \
         else ctx.root.resolve()
+    if "\0" in rel:
+        raise LookupFailed(f"{rel!r}: a path with a null byte")
     path = (ctx.root / rel).resolve()
     if not path.is_relative_to(top):
         raise LookupFailed(f"{rel}: outside the repository")

@@ -17,7 +17,33 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 def get_json(url: str, timeout: float) -> Any:
     """The JSON document at ``url``; LookupFailed (HTTP status, HTML, not JSON, no
-    answer within ``timeout`` seconds, unreachable) names the URL and the reason."""
+    answer within ``timeout`` seconds, unreachable) names the URL and the reason.
+
+    The timeout holds for the whole look-up: a socket timeout alone does not end a
+    server that sends a byte now and then (in its headers or its body), so the request
+    runs in a daemon thread that is abandoned when the time is up."""
+    import threading
+
+    outcome: list[Any] = []
+
+    def fetch() -> None:
+        try:
+            outcome.append((True, _get_json(url, timeout)))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append((False, exc))
+
+    worker = threading.Thread(target=fetch, name="gitvault-watch-http", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not outcome:
+        raise LookupFailed(f"{url}: no answer within {timeout:g} s")
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
+
+
+def _get_json(url: str, timeout: float) -> Any:
     import urllib.error
     import urllib.parse
     import urllib.request

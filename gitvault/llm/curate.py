@@ -81,8 +81,12 @@ def curate(loop: Loop, *, dry_run: bool = False) -> dict[str, Any]:
                 stats.get(s.name, {}).get("failure", 0), s.trigger, s.body) for s in active]
     merges = parsers.parse_curate(loop.ask(prompts.curate_prompt(entries)))
     planned = []
+    claimed: set[str] = set()  # skills an earlier merge of this answer takes or makes
     for merge in merges:
         names, new_name, reason = refusal(loop, merge)
+        taken = next((n for n in [*names, new_name] if n in claimed), None)
+        if reason is None and taken is not None:
+            reason = f"{taken!r} is in an earlier merge of this answer"
         content, budget = merge.content, None
         if reason is None:
             try:
@@ -90,6 +94,8 @@ def curate(loop: Loop, *, dry_run: bool = False) -> dict[str, Any]:
                                       "merged content")
             except Exception as exc:
                 reason = str(exc)
+        if reason is None:
+            claimed.update([*names, new_name])
         planned.append((merge, names, new_name, reason, content, budget))
     shown = []
     for merge, names, new_name, reason, content, budget in planned:

@@ -22,9 +22,9 @@ from gitvault.errors import GitvaultError
 from gitvault.knowledge.log import diffs_touching
 from gitvault.llm import prompts
 from gitvault.llm import proposals as answers
-from gitvault.llm.extract import body_problem
+from gitvault.llm.extract import body_problem, tokens
 from gitvault.llm.journal import Loop
-from gitvault.llm.judge import Verdict, gate_reasons, verdicts
+from gitvault.llm.judge import Verdict, before, gate_reasons, verdicts
 from gitvault.runs import health as rules
 from gitvault.runs.columns import check_run, ts_ms
 from gitvault.skills.model import SKILL_FILE, Skill, render_skill
@@ -76,6 +76,10 @@ def decide(loop: Loop, skill: Skill, diagnosis: answers.Diagnosis, moment: datet
         reasons.append(f"relevance {best.relevance:g} is not above {cfg.min_relevance:g}")
     if not best.safety > cfg.min_safety:
         reasons.append(f"safety {best.safety:g} is not above {cfg.min_safety:g}")
+    size, budget = tokens(best.content), loop.config.extract.max_tokens
+    if size > max(budget, tokens(skill.body)):  # a person reads a body that big first
+        reasons.append(f"the content is {size} tokens, over extract.max_tokens ({budget}) "
+                       "and longer than the current body")
     reasons += gate_reasons(loop, skill.name, skill.sensitive, moment)
     return {**decision, "action": "propose" if reasons else "apply", "reasons": reasons}
 
@@ -106,6 +110,23 @@ def _message(decision: dict[str, Any]) -> str:
     return (f"{p.get('title', '')}\n\nDiagnosis: {decision['diagnosis']}\n"
             f"Scores: relevance {p.get('relevance')}, safety {p.get('safety')}, "
             f"effort {p.get('effort')}\nNot applied automatically: " + "; ".join(decision["reasons"]))
+
+
+def _judged(loop: Loop) -> set[tuple[Any, Any]]:
+    return {(r.get("skill"), r.get("version")) for r in loop.scan().records
+            if r.get("op") == "judge" and r.get("action") != "waiting"}
+
+
+def recheck(loop: Loop, decision: dict[str, Any], moment: datetime) -> dict[str, Any]:
+    """``decision`` as the gate sees it now: an ``apply`` becomes ``propose`` when the
+    skill changed since it was read or may no longer be auto-edited."""
+    if decision["action"] != "apply":
+        return decision
+    skill = loop.skills.get(decision["skill"])
+    reasons = gate_reasons(loop, skill.name, skill.sensitive, moment)
+    if skill.version != decision["fromVersion"]:
+        reasons.insert(0, f"the skill changed to v{skill.version} while the model was asked")
+    return {**decision, "action": "propose", "reasons": reasons} if reasons else decision
 
 
 def carry_out(loop: Loop, decision: dict[str, Any], moment: datetime) -> dict[str, Any]:
@@ -165,7 +186,10 @@ def improve(loop: Loop, *, days: int | None = None, dry_run: bool = False) -> di
             targets[verdict.skill] = verdict.evidence()
         elif verdict.action == "drop":
             targets.pop(verdict.skill, None)
-    since = moment - timedelta(days=window)
+    try:
+        since = before(moment, timedelta(days=window))
+    except OverflowError:  # more days than timedelta holds
+        since = before(moment, timedelta.max)
     notes, asked = [], []
     for name, evidence in targets.items():
         found = loop.skills.find(name)
@@ -184,7 +208,13 @@ def improve(loop: Loop, *, days: int | None = None, dry_run: bool = False) -> di
     if dry_run:
         return {"dryRun": True, "flagged": flagged, "judged": [v.to_json() for v in ready],
                 "pending": pending, "decisions": decisions, "notes": notes}
-    settled = [settle(loop, v, moment) for v in ready]
-    done = [carry_out(loop, d, moment) for d in decisions]
+    # Another improve may have decided on the same skills while the model was asked:
+    # under one lock, the gate is asked again just before anything is written.
+    with records.locked((loop.layout.cache or loop.layout.root / ".gitvault") / "locks"
+                        / "improve.lock"):
+        judged_now = _judged(loop)
+        settled = [settle(loop, v, moment) for v in ready
+                   if (v.skill, v.version) not in judged_now]
+        done = [carry_out(loop, recheck(loop, d, moment), moment) for d in decisions]
     return {"dryRun": False, "flagged": flagged, "judged": settled, "pending": pending,
             "decisions": done, "notes": notes}

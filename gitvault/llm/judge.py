@@ -45,6 +45,14 @@ class Verdict:
                 **({"previous": self.previous} if self.previous is not None else {})}
 
 
+def before(moment: datetime, delta: timedelta) -> datetime:
+    """``moment - delta``, or the calendar's first moment when that is before it."""
+    try:
+        return moment - delta
+    except OverflowError:
+        return datetime.min.replace(tzinfo=moment.tzinfo)
+
+
 def auto_edits(loop: Loop, name: str, since: datetime) -> list[git.Commit]:
     """The loop's commits of ``name`` after ``since``, from git history (so every node's
     auto-edits count once synced)."""
@@ -59,7 +67,7 @@ def gate_reasons(loop: Loop, name: str, sensitive: bool, now: datetime) -> list[
     reasons = []
     if sensitive:
         reasons.append("the skill is sensitive: the loop never auto-edits it")
-    recent = auto_edits(loop, name, now - timedelta(hours=24))
+    recent = auto_edits(loop, name, before(now, timedelta(hours=24)))
     limit = loop.config.improve.max_auto_edits_per_day
     if len(recent) >= limit:
         reasons.append(f"auto-edited {len(recent)} time{'s' if len(recent) != 1 else ''} in the "

@@ -25,6 +25,7 @@ from gitvault.core import git
 from gitvault.errors import LLMError
 
 DEFAULT_TIMEOUT_S = 300.0
+MAX_ANSWER_BYTES = 1 << 20  # an answer is a skill or three; more is a runaway program
 NO_PROVIDER = ("no LLM provider: set GITVAULT_LLM_CMD or 'git config gitvault.llm-command "
                "\"llm -m MODEL\"' (any command that reads the prompt on stdin and answers on "
                "stdout, e.g. 'ollama run llama3'), or install gitvault[llm] and set "
@@ -68,9 +69,12 @@ class CommandProvider:
         except OSError as exc:
             raise LLMError(f"the LLM command {argv[0]!r} cannot run: {exc.strerror or exc}") from None
         try:
-            out, err = proc.communicate(prompt.encode("utf-8"), timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            git.kill_group(proc)
+            out, err = git.communicate_capped(proc, prompt.encode("utf-8"), self.timeout,
+                                              MAX_ANSWER_BYTES)
+        except git.OutputTooLarge:
+            raise LLMError(f"the LLM command {argv[0]!r} answered more than "
+                           f"{MAX_ANSWER_BYTES >> 20} MiB: refused (nothing changed)") from None
+        except subprocess.TimeoutExpired:  # its process group is killed
             raise LLMError(f"the LLM command {argv[0]!r} gave no answer within "
                            f"{self.timeout:g} s") from None
         if proc.returncode != 0:
@@ -88,6 +92,7 @@ class LibraryProvider:
     """A model of the ``llm`` library (imported only when asked)."""
 
     model: str
+    timeout: float = DEFAULT_TIMEOUT_S
     name: str = "llm"
 
     def complete(self, prompt: str) -> str:
@@ -96,11 +101,29 @@ class LibraryProvider:
         except ImportError:
             raise LLMError("git config gitvault.llm-model is set but the llm library is not "
                            "installed (pip install 'gitvault[llm]')") from None
-        try:
-            answer = str(llm.get_model(self.model).prompt(prompt).text())
-        except Exception as exc:  # the library and its plugins raise their own errors
+        import threading
+
+        outcome: list[tuple[bool, object]] = []
+
+        def ask() -> None:
+            try:
+                outcome.append((True, str(llm.get_model(self.model).prompt(prompt).text())))
+            except Exception as exc:  # the library and its plugins raise their own errors
+                outcome.append((False, exc))
+
+        # The library has no timeout of its own: the call runs in a daemon thread that
+        # is abandoned when the time is up.
+        worker = threading.Thread(target=ask, name="gitvault-llm", daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if not outcome:
+            raise LLMError(f"the llm model {self.model!r} gave no answer within "
+                           f"{self.timeout:g} s")
+        ok, value = outcome[0]
+        if not ok:
             raise LLMError(f"the llm model {self.model!r} failed: "
-                           f"{_one_line(str(exc)) or type(exc).__name__}") from None
+                           f"{_one_line(str(value)) or type(value).__name__}") from None
+        answer = str(value)
         if not answer.strip():
             raise LLMError(f"the llm model {self.model!r} answered nothing")
         return answer
@@ -109,7 +132,7 @@ class LibraryProvider:
 Factory = Callable[[str, float, Path | None], Provider]
 PROVIDERS: dict[str, Factory] = {
     "command": lambda value, timeout, cwd: CommandProvider(value, timeout, cwd),
-    "llm": lambda value, timeout, cwd: LibraryProvider(value),
+    "llm": lambda value, timeout, cwd: LibraryProvider(value, timeout),
 }
 
 
