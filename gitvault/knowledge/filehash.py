@@ -21,6 +21,8 @@ def check(source: dict[str, Any], ctx: Context) -> Observation:
     path = (ctx.root / rel).resolve()
     if not path.is_relative_to(top):
         raise LookupFailed(f"{rel}: outside the repository")
+    if ".git" in path.relative_to(top).parts:
+        raise LookupFailed(f"{rel}: inside .git, which is not part of the repository's files")
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
     except FileNotFoundError:

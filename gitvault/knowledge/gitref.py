@@ -6,6 +6,8 @@ ref (``refs/heads/main``, the default ``HEAD``) watches the commit it points at.
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any
 
 from gitvault.core import git
@@ -15,8 +17,25 @@ from gitvault.knowledge.model import Context, LookupFailed, Observation, is_vers
 NETWORK = True
 
 
+NETWORK_URL = re.compile(r"^(https?|ssh|git)://|^[\w.-]+@[\w.-]+:")
+LOCAL_NOT_ALLOWED = ("a local repository (a path or file://) is read only where this clone "
+                     "allows it: git config gitvault.allow-local-remotes true, or "
+                     "GITVAULT_ALLOW_LOCAL_REMOTES=1 (a synced gitvault.yaml cannot make "
+                     "gitvault read another repository of this machine)")
+
+
+def local_remotes_allowed(root: Any) -> bool:
+    """Whether this clone (its git config or the environment) lets git-ref sources read
+    repositories on this machine."""
+    if os.environ.get("GITVAULT_ALLOW_LOCAL_REMOTES", "").lower() in ("1", "true", "yes"):
+        return True
+    return git.config_flag(root, "gitvault.allow-local-remotes")
+
+
 def check(source: dict[str, Any], ctx: Context) -> Observation:
     remote, pattern = source["remote"], source.get("ref") or "HEAD"
+    if not NETWORK_URL.match(remote) and not local_remotes_allowed(ctx.root):
+        raise LookupFailed(f"{remote}: {LOCAL_NOT_ALLOWED}")
     try:
         refs = git.ls_remote(ctx.root, remote, pattern, ctx.timeout)
     except GitError as exc:

@@ -210,6 +210,7 @@ def test_an_npm_release_on_a_local_registry(gv: Runner, vault: Path, reg: Regist
 def test_git_ref_and_file_sources(gv: Runner, vault: Path, tmp_path: Path) -> None:
     upstream = BareRepo(tmp_path, gv.env)
     upstream.release("v1.0.0")
+    gv.git("config", "gitvault.allow-local-remotes", "true")  # the upstream is a local path
     (vault / "docs").mkdir()
     (vault / "docs" / "api.md").write_text("GET /v1/items\n")
     set_sources(vault, [
@@ -404,3 +405,24 @@ def test_a_diff_another_program_appended_without_an_id_is_routed_once(
     assert watch(gv, T0)["routed"] == []
     (pr,) = queued(gv)
     assert "v1 API closes in June" in pr["task"] and other.read_text().count("\n") == 1
+
+
+def test_a_synced_config_cannot_make_watch_read_local_repositories_or_git_files(
+        gv: Runner, vault: Path, tmp_path: Path) -> None:
+    """A git-ref source naming a path or file:// on this machine is read only where this
+    clone allows it (never from gitvault.yaml alone); a file source never reads .git."""
+    upstream = BareRepo(tmp_path, gv.env)
+    upstream.release("v1.0.0")
+    set_sources(vault, [
+        {"id": "local", "type": "git-ref", "remote": str(upstream.path), "ref": "refs/tags/*"},
+        {"id": "file-url", "type": "git-ref", "remote": f"file://{upstream.path}"},
+        {"id": "git-config", "type": "file", "path": ".git/config"}])
+    data = watch(gv, T0)
+    failed = {r["source"]: r for r in data["checked"]}
+    assert {r["status"] for r in failed.values()} == {"failed"}
+    assert "gitvault.allow-local-remotes" in failed["local"]["error"]
+    assert "gitvault.allow-local-remotes" in failed["file-url"]["error"]
+    assert "inside .git" in failed["git-config"]["error"]
+    gv.git("config", "gitvault.allow-local-remotes", "true")
+    allowed = watch(gv, "2026-12-01T06:00:00.000Z", "--source", "local")
+    assert [r["status"] for r in allowed["checked"]] == ["baseline"]

@@ -121,7 +121,8 @@ def test_file_hash_follows_the_content(tmp_path: Path) -> None:
     assert "outside the repository" in failure({"type": "file", "path": "docs/link"}, repo)
 
 
-def test_git_ref_tags_and_branch_heads(tmp_path: Path) -> None:
+def test_git_ref_tags_and_branch_heads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITVAULT_ALLOW_LOCAL_REMOTES", "1")  # the upstream is a local path
     upstream = BareRepo(tmp_path, isolated_env(tmp_path))
     upstream.release("v1.9.0")
     sha = upstream.release("v1.10.0")

@@ -87,6 +87,7 @@ def test_a_remote_advertising_more_refs_than_kept_is_a_failure(
     for n in range(5):
         upstream.release(f"v1.{n}.0")
     monkeypatch.setattr(git, "MAX_LS_REMOTE_BYTES", 200)
+    monkeypatch.setenv("GITVAULT_ALLOW_LOCAL_REMOTES", "1")
     source = Source.from_config({"id": "s", "type": "git-ref", "remote": str(upstream.path),
                                  "ref": "refs/tags/*"})
     with pytest.raises(LookupFailed, match=r"advertised more than"):
