@@ -349,11 +349,11 @@ def try_run(argv: list[str]) -> int | None:
     if parsed is None:
         return None
     name, g, options = parsed
-    from gitvault.cli.report import report
-
     try:
         data, text, warnings = execute(name, g, options)
     except (Exception, KeyboardInterrupt) as exc:
+        from gitvault.cli.report import report  # the one reporter, loaded on an error only
+
         return report(exc, g.json)
     for line in warnings:
         sys.stderr.write(f"gitvault: warning: {line}\n")
