@@ -39,6 +39,7 @@ class LazyGroup(click.Group):
         "outcome": "gitvault.cli.retrieval:outcome",
         "watch": "gitvault.cli.knowledge:watch",
         "diffs": "gitvault.cli.knowledge:diffs",
+        "sync": "gitvault.cli.sync:sync",
     }
 
     # What `gitvault --help` lists, so it need not import every command module.
@@ -59,6 +60,7 @@ class LazyGroup(click.Group):
         "outcome": "Record whether an injection's task succeeded.",
         "watch": "Check the knowledge sources that are due; route changes.",
         "diffs": "Knowledge diff statistics, or the unprocessed diffs.",
+        "sync": "Commit pending records, fetch, merge and push.",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
