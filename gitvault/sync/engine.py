@@ -4,8 +4,8 @@ One sync at a time per clone (``.git/gitvault/sync.lock``). Each round commits w
 pending, fetches the remote branch, merges it (:mod:`gitvault.sync.merge`), answers lost
 starts (:mod:`gitvault.sync.starts`), scans what would go out for secrets, and pushes
 without force. A rejected push means another node pushed first: fetch and go round
-again after a jittered, growing pause, until ``GITVAULT_SYNC_TIMEOUT_S`` (60 s) runs
-out (exit 3, nothing lost: every local commit stays on the branch for the next sync).
+again after a jittered, growing pause, until ``GITVAULT_SYNC_TIMEOUT_S`` runs
+out (120 s; exit 3, nothing lost: every local commit stays on the branch for the next sync).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from gitvault.vault.facade import Vault
 
-DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_TIMEOUT_S = 120.0
 LOCK_WAIT_S = 60.0
 
 
@@ -117,6 +117,7 @@ def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:
         name = gitops.branch(top)
         result["branch"] = name
         deadline = time.monotonic() + _timeout()
+        merged = False
         while True:
             vault.commit_logs("gitvault: sync: commit pending records")
             theirs = gitops.fetch(top, remote, name)
@@ -128,7 +129,7 @@ def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:
                 result["conflicts"] += outcome.conflicts
                 result["rescued"] += outcome.rescued
                 if outcome.kind != "up-to-date":
-                    _post_merge_hook(top)
+                    merged = True
                     after = gitops.rev(top, "HEAD") or theirs
                     names, versions, records = _counts(top, before, after, skills_dir,
                                                        logs_dir, versions_from=before)
@@ -156,6 +157,8 @@ def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:
                                "'gitvault sync' again")
             pause = random.uniform(0, min(2.0, 0.05 * 2 ** min(result["retries"], 6)))
             time.sleep(min(pause, max(deadline - time.monotonic(), 0)))
+        if merged:  # once, not per round: it re-gates what came in (SPEC §1)
+            _post_merge_hook(top)
     return result
 
 

@@ -99,7 +99,7 @@ def _write_folder(top: Path, tip: str, folder: str, version: int) -> None:
         shutil.rmtree(target)
     if not _tree(top, tip, folder):
         return
-    git.git(top, "checkout", tip, "--", folder)
+    git.git(top, "restore", f"--source={tip}", "--staged", "--worktree", "--", folder)
     skill_md = target / SKILL_FILE
     if skill_md.is_file():
         skill = parse_skill_bytes(skill_md.read_bytes(), folder)
@@ -143,7 +143,7 @@ def _take_theirs(top: Path, path: str) -> None:
         git.git(top, "rm", "-q", "--cached", "--ignore-unmatch", "--", path)
         (top / path).unlink(missing_ok=True)
     else:
-        git.git(top, "checkout", "--theirs", "--", path)
+        git.git(top, "restore", "--source=MERGE_HEAD", "--staged", "--worktree", "--", path)
         git.git(top, "add", "--", path)
 
 
