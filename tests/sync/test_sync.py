@@ -3,6 +3,7 @@ skill conflicts, rescue refs, the secret scan, a push that keeps being refused."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,33 @@ def test_a_start_on_two_nodes_succeeds_on_one(tmp_path: Path, same_pr: bool) -> 
     assert len(answer) == 1 and answer[0]["result"] == "lost_start_race"
     assert answer[0]["status"] == ("running" if same_pr else "queued")
     assert fleet.sync("node-1")["lostStarts"] == []  # answered once
+
+
+def test_a_log_file_appended_on_both_sides_union_merges_whole_records(tmp_path: Path) -> None:
+    """Another program's file under logs/ (or one node id on two clones) grows on both
+    sides: the union merge keeps every record once, no line spliced into another."""
+    fleet = Fleet(tmp_path)
+    fleet.add("node-1")
+    shared = Path("logs") / "runs" / "2026-12" / "importer.jsonl"
+
+    def line(n: int) -> str:
+        return json.dumps({"id": f"r{n}", "ts": f"2026-12-01T10:00:{n:02d}Z", "agent": "a",
+                           "skill": "s", "task": "t", "result": "success", "score": 1,
+                           "node": "importer"}) + "\n"
+
+    for root in fleet.clones.values():
+        (root / shared).parent.mkdir(parents=True, exist_ok=True)
+        (root / shared).write_text(line(0))
+    fleet.sync("node-0")
+    fleet.converge()
+    for offset, root in enumerate(fleet.clones.values()):
+        with open(root / shared, "a") as fh:
+            fh.write(line(1 + offset) + line(3 + offset) + line(0))  # r0 again: a copy
+    fleet.sync("node-0")
+    fleet.sync("node-1")
+    fleet.converge()
+    for root in fleet.clones.values():
+        ids = record_ids(root)  # every line parses: nothing spliced
+        assert sorted(set(ids)) == ["r0", "r1", "r2", "r3", "r4"]
+        assert sorted(r["id"] for r in records(root, "runs")) == ["r0", "r1", "r2", "r3", "r4"]
+        assert_no_markers(root)
