@@ -159,7 +159,8 @@ def merge(top: Path, theirs: str, *, skills_dir: str, logs_dir: str, node: str,
     if is_ancestor(top, theirs, head):
         return Outcome("up-to-date")
     if is_ancestor(top, head, theirs):
-        git.git(top, "merge", "-q", "--ff-only", theirs)
+        # no hooks here: sync runs post-merge once, after its last round
+        git.git(top, "-c", "core.hooksPath=/dev/null", "merge", "-q", "--ff-only", theirs)
         return Outcome("fast-forward")
     found = git.git(top, "merge-base", head, theirs, check=False)
     base = found.stdout.decode().strip() or EMPTY_TREE  # unrelated: two separate inits
