@@ -116,6 +116,9 @@ def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:
         result["recovered"] = gitops.recover(top)
         name = gitops.branch(top)
         result["branch"] = name
+        result["conflicts"] += merge.repair_hand_merges(
+            top, gitops.rev(top, gitops.remote_ref(remote, name)), skills_dir=skills_dir,
+            node=vault.node, record=lambda c: _record_conflict(vault, c))
         deadline = time.monotonic() + _timeout()
         merged = False
         while True:

@@ -207,3 +207,40 @@ def _commit_merge(top: Path, outcome: Outcome, node: str, remote: str) -> None:
     message = git.format_message(f"gitvault: sync with {remote}", trailers, "\n".join(lines))
     git.git(top, *git._identity_args(top), "commit", "-q", "--no-gpg-sign", "--no-verify",
             "-F", "-", input=message.encode("utf-8"))
+
+
+def repair_hand_merges(top: Path, pushed: str | None, *, skills_dir: str, node: str,
+                       record: Callable[[dict[str, Any]], Path]) -> list[dict[str, Any]]:
+    """A user's own ``git pull`` merged two nodes' changes of a skill (cleanly, or by a
+    hand resolution): the result carries a version number both sides already used. For
+    each such merge not pushed yet, a skill still as that merge left it is written as
+    the resolution sync would have made (version max + 1), in a new commit on top: no
+    history is rewritten."""
+    span = f"{pushed}..HEAD" if pushed else "HEAD"
+    merges = git.out(top, "rev-list", "--merges", span).split()
+    done: list[dict[str, Any]] = []
+    for sha in reversed(merges):
+        commit = git.log(top, ["."], rev=f"{sha}^!")
+        if not commit or commit[0].op is not None:
+            continue  # gitvault's own merges are resolved already
+        parents = git.out(top, "rev-parse", f"{sha}^1", f"{sha}^2").split()
+        found = git.git(top, "merge-base", *parents, check=False)
+        base = found.stdout.decode().strip() or EMPTY_TREE
+        both = changed_skills(top, base, parents[0], skills_dir) & \
+            changed_skills(top, base, parents[1], skills_dir)
+        for name in sorted(both):
+            folders = [f"{skills_dir}/{name}", f"{skills_dir}/.archive/{name}"]
+            if [_tree(top, sha, f) for f in folders] != [_tree(top, "HEAD", f) for f in folders]:
+                continue  # changed again since: that later version stands
+            resolved = _resolve_skill(top, skills_dir, name, parents[0], parents[1])
+            if resolved is None:
+                continue
+            events = record(resolved).relative_to(top).as_posix()
+            git.commit_paths(top, [*folders, events],
+                             f"gitvault: resolve {name} as v{resolved['version']} "
+                             f"(merged by git pull in {sha[:12]})",
+                             {"Op": "conflict", "Skill": name,
+                              "Version": str(resolved["version"]), "Node": node},
+                             verify=False)
+            done.append(resolved)
+    return done

@@ -253,3 +253,39 @@ def test_a_log_file_appended_on_both_sides_union_merges_whole_records(tmp_path: 
         assert sorted(set(ids)) == ["r0", "r1", "r2", "r3", "r4"]
         assert sorted(r["id"] for r in records(root, "runs")) == ["r0", "r1", "r2", "r3", "r4"]
         assert_no_markers(root)
+
+
+def test_a_hand_resolved_git_pull_is_made_a_new_version_by_sync(tmp_path: Path) -> None:
+    """A user's git pull conflicts (the `updated` lines differ), the user resolves it by
+    hand and commits a third text still called v2; the next sync writes the resolution
+    as v3 on top (nothing rewritten) and skill log lists each version once."""
+    import subprocess
+
+    fleet = Fleet(tmp_path)
+    b = fleet.add("node-1")
+    fleet.gv("node-0").ok("skill", "create", "deploy", "--description", "Deploy it",
+                          "--content", "top\n\n\n\n\n\nbottom\n")
+    fleet.converge()
+    fleet.gv("node-0").ok("skill", "patch", "deploy", "--content",
+                          "top (0)\n\n\n\n\n\nbottom\n", env={"GITVAULT_NOW": "2026-12-01T11:00:00Z"})
+    fleet.sync("node-0")
+    fleet.gv("node-1").ok("skill", "patch", "deploy", "--content",
+                          "top\n\n\n\n\n\nbottom (1)\n", env={"GITVAULT_NOW": "2026-12-01T11:00:09Z"})
+    user = ["-c", "user.name=u", "-c", "user.email=u@x"]
+    pull = subprocess.run(["git", *user, "pull", "-q", "--no-rebase", "--no-edit"], cwd=b,
+                          env=fleet.env, capture_output=True)
+    assert pull.returncode == 1
+    skill_md = b / "skills" / "deploy" / "SKILL.md"
+    mine = subprocess.run(["git", "show", ":2:skills/deploy/SKILL.md"], cwd=b, env=fleet.env,
+                          capture_output=True, check=True).stdout.decode()
+    skill_md.write_text(mine.replace("top\n", "top (0)\n"))  # both edits, by hand
+    subprocess.run(["git", *user, "commit", "-qam", "merge by hand", "--no-verify"], cwd=b,
+                   env=fleet.env, check=True)
+    result = fleet.sync("node-1")
+    assert [c["version"] for c in result["conflicts"]] == [3]
+    fleet.converge()
+    text = skill_md.read_text()
+    assert "version: '3'" in text and "bottom (1)" in text and "top (0)" not in text
+    versions = fleet.gv("node-0").ok("skill", "log", "deploy", "--json").json()["versions"]
+    assert [v["version"] for v in versions] == [3, 2, 1]
+    assert skill_files(b) == skill_files(fleet.clones["node-0"])
