@@ -188,7 +188,10 @@ def merge(top: Path, theirs: str, *, skills_dir: str, logs_dir: str, node: str,
             rescued_paths.append(path)
     if rescued_paths:
         stamp = iso(now()).replace(":", "").replace("-", "")
-        ref = f"refs/gitvault/rescue/{node}/{stamp}"
+        ref, n = f"refs/gitvault/rescue/{node}/{stamp}", 1
+        while rev(top, ref) not in (None, head):  # two rescues in one second
+            n += 1
+            ref = f"refs/gitvault/rescue/{node}/{stamp}-{n}"
         git.git(top, "update-ref", ref, head)
         outcome.rescued.append({"ref": ref, "commit": head, "paths": rescued_paths})
     _commit_merge(top, outcome, node, remote)
