@@ -13,13 +13,14 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gitvault"
 
-# Lowest first: cli -> vault -> hooks -> (capabilities) -> core -> errors.
+# Lowest first: cli -> sync -> vault -> hooks -> (capabilities) -> core -> errors.
 LAYERS: list[set[str]] = [
     {"errors"},
     {"core"},
     {"skills", "retrieval", "runs", "queue", "gate", "knowledge", "llm"},
     {"hooks"},
     {"vault"},
+    {"sync"},
     {"__init__"},
     {"mcp"},  # DESIGN: cli -> (mcp, ci, sync) -> vault
     {"cli"},

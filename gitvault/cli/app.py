@@ -47,6 +47,7 @@ class LazyGroup(click.Group):
         "import": "gitvault.cli.interchange:import_",
         "mcp": "gitvault.cli.mcp_cmd:mcp",
         "agent-skill": "gitvault.cli.interchange:agent_skill",
+        "sync": "gitvault.cli.sync:sync",
     }
 
     # What `gitvault --help` lists, so it need not import every command module.
@@ -75,6 +76,7 @@ class LazyGroup(click.Group):
         "import": "Import Agent Skills folders (.claude/skills, ...).",
         "mcp": "Serve the vault to an MCP client on stdio.",
         "agent-skill": "Install the agent-facing gitvault skill for an agent.",
+        "sync": "Commit pending records, fetch, merge and push.",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

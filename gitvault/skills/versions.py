@@ -2,7 +2,8 @@
 
 A version is immutable: version N is the SKILL.md of the newest commit whose
 ``Gitvault-Version`` trailer (or, for a hand edit without trailers, whose file's
-``metadata.version``) is N.
+``metadata.version``) is N; where two nodes both wrote an N before a sync, the one on
+HEAD's first-parent line.
 """
 
 from __future__ import annotations
@@ -89,7 +90,23 @@ def history(top: Path, vault_rel: str, name: str) -> list[Version]:
                 continue
         versions.append(Version(version, commit.sha, commit.date, commit.op or "edit",
                                 commit.trailers.get("Gitvault-Node", ""), commit.subject))
-    return versions
+    return _linear(top, paths, versions)
+
+
+def _linear(top: Path, paths: list[str], versions: list[Version]) -> list[Version]:
+    """One entry per version number, highest first. Two nodes that changed a skill at
+    once both wrote a version N (both stay in git history; sync resolved them as a
+    later version): the one on HEAD's first-parent line is shown (else the newest), so
+    every clone at the same HEAD lists the same versions."""
+    if len({v.version for v in versions}) == len(versions):
+        return versions
+    first = set(git.out(top, "rev-list", "--first-parent", "HEAD", "--", *paths).split())
+    best: dict[int, Version] = {}
+    for entry in versions:  # newest first
+        held = best.get(entry.version)
+        if held is None or (entry.sha in first and held.sha not in first):
+            best[entry.version] = entry
+    return sorted(best.values(), key=lambda v: v.version, reverse=True)
 
 
 def read_version(top: Path, vault_rel: str, name: str, version: int) -> Skill:

@@ -2,7 +2,7 @@
 
 It builds a vault from the bundled example skills and walks through what exists
 today: versioned skills, the agent tool protocol, rollback, archive, records,
-status, commit and doctor, then shows where each file went. Every step prints
+status, commit and doctor, two clones syncing, then shows where each file went. Every step prints
 the command a user would type for it.
 """
 
@@ -103,14 +103,29 @@ def record_demo_runs(vault: Vault, moment: datetime) -> int:
     return len(runs)
 
 
+def _sync(clone: Path, node: str) -> dict[str, Any]:
+    """``gitvault sync --json`` in ``clone`` as node ``node``: the command a user runs
+    (a process: the vault layer does not import the sync layer above it)."""
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "gitvault", "--node", node, "sync",
+                           "--json"], cwd=clone, capture_output=True, timeout=300)
+    if proc.returncode != 0:
+        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitvaultError(f"gitvault sync in {clone} failed: {lines[-1] if lines else '?'}")
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
 def exchange_between_clones(base: Path, root: Path) -> list[str]:
-    """A second clone (node 'laptop') records a run and creates a skill; both sides
-    push and pull through a bare remote and end with every record of both."""
+    """A second clone (node 'laptop') records a run and creates a skill, both nodes
+    patch one skill at once, and ``gitvault sync`` on each brings them to one state."""
     remote = base / "remote.git"
-    git.git(base, "clone", "-q", "--bare", str(root), str(remote))
+    git.git(base, "init", "-q", "--bare", "-b", "main", str(remote))
     git.git(root, "remote", "add", "origin", str(remote))
-    git.git(root, "fetch", "-q", "origin")
-    git.git(root, "branch", "-q", "--set-upstream-to=origin/main", "main")
+    _sync(root, "demo")  # the first push
     laptop_dir = base / "laptop"
     git.git(base, "clone", "-q", str(remote), str(laptop_dir))
     laptop = Vault(laptop_dir, node="laptop")
@@ -119,24 +134,39 @@ def exchange_between_clones(base: Path, root: Path) -> list[str]:
         content="1. Find the first failing step.\n2. Quote the error, not the whole log.\n"))
     record_run(laptop.layout.log_file("runs", "laptop", now()), "laptop", agent="laptop-agent",
                skill="fix-flaky-pytest", task="retry flaky test", result="success", score=0.95)
-    laptop.commit_logs("gitvault: laptop records")
     home = Vault(root, node="demo")
     record_run(home.layout.log_file("runs", "demo", now()), "demo", agent="ci-bot",
                skill="fix-flaky-pytest", task="nightly", result="success", score=0.9)
-    home.commit_logs("gitvault: demo records")
-    git.push(laptop_dir)
-    git.pull(root)
-    git.push(root)
-    git.pull(laptop_dir)
+    name = "prefer-small-commits"
+    home.skills.patch(name, SkillEdit(content="Keep each commit to one idea (demo's take).\n"))
+    laptop.skills.patch(name, SkillEdit(content="One idea per commit, under 200 lines "
+                                                "(laptop's take).\n"))
+    first = _sync(laptop_dir, "laptop")
+    second = _sync(root, "demo")
+    _sync(laptop_dir, "laptop")
     mine, theirs = home.runs(), laptop.runs()
     count = sum(len(c) for c in mine.skills.values())
-    same = count == sum(len(c) for c in theirs.skills.values())
-    return ["laptop created summarise-ci-failure and recorded a run; demo recorded one too",
-            f"after push and pull both clones hold {count} runs "
-            f"({'the same' if same else 'DIFFERENT'} on both) and "
-            f"{len(list(home.skills.iter_all(include_archived=False)))} active skills",
-            "(a 'gitvault sync' command that retries lost push races is not built yet; "
-            "this is plain git)"]
+    same = count == sum(len(c) for c in theirs.skills.values()) and \
+        (root / "skills" / name / "SKILL.md").read_bytes() == \
+        (laptop_dir / "skills" / name / "SKILL.md").read_bytes()
+    lines = ["laptop created summarise-ci-failure and recorded a run; demo recorded one too; "
+             f"both patched {name} at once",
+             f"laptop: sync pushed {first['out']['records']} records and "
+             f"{first['out']['versions']} skill versions",
+             f"demo: sync took in {second['in']['records']} records, pushed "
+             f"{second['out']['records']} (after {second['retries']} retries)"]
+    for conflict in second["conflicts"]:
+        lines.append(f"conflict on {conflict['skill']}: {conflict['winner']['node']}'s "
+                     f"v{conflict['winner']['version']} (the later edit) wins as "
+                     f"v{conflict['version']}; {conflict['loser']['node']}'s "
+                     f"v{conflict['loser']['version']} stays in history")
+    log = ", ".join(f"v{v.version} {v.op} ({v.node})" for v in
+                    Vault(root, node="demo").skills.history(name))
+    lines += [f"skill log {name}: {log}",
+              f"after sync both clones hold {count} runs "
+              f"({'the same' if same else 'DIFFERENT'} on both) and "
+              f"{len(list(home.skills.iter_all(include_archived=False)))} active skills"]
+    return lines
 
 
 def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
@@ -255,8 +285,9 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     sha, lines = vault.commit_logs()
     say(f"  committed {lines} records as {sha[:12] if sha else '-'}")
 
-    step("Two clones share one vault: each node appends to its own log file, so git "
-         "merges never conflict", f"git clone {root} laptop  # then record, commit, push, pull")
+    step("Two clones share one vault: each node appends to its own log file, and a skill "
+         "patched on both is resolved the same way on every node",
+         f"git clone {base / 'remote.git'} laptop  # then on each: gitvault sync")
     shared = exchange_between_clones(base, root)
     for line in shared:
         say(f"  {line}")

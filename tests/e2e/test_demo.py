@@ -14,6 +14,7 @@ def test_demo_builds_a_vault_and_explains_each_step(gv: Runner, tmp_path: Path) 
                      "+5. Record the seed", "v3  rollback", "archived as v2; restored as v3",
                      "$ gitvault doctor", "0 problems", "skills/fix-flaky-pytest/SKILL.md",
                      "$ gitvault health", "postgres-slow-query: 0.8", "(the same on both)",
+                     "(the later edit) wins as v5; demo's v4 stays in history",
                      "parse-duration v1 stored: tests and example passed",
                      "disk-usage refused (exit 1)", "imports 'subprocess'",
                      "| ### RELEVANT SKILLS", "fix-flaky-pytest: used 1, succeeded 1",
