@@ -113,12 +113,13 @@ def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:
                               "remote": remote, "recovered": []}
     seen_in: set[str] = set()
     with sync_lock(cache):
-        result["recovered"] = gitops.recover(top)
-        name = gitops.branch(top)
-        result["branch"] = name
-        result["conflicts"] += merge.repair_hand_merges(
-            top, gitops.rev(top, gitops.remote_ref(remote, name)), skills_dir=skills_dir,
-            node=vault.node, record=lambda c: _record_conflict(vault, c))
+        with vault.git_lock():  # SPEC §3: no other command stages or commits meanwhile
+            result["recovered"] = gitops.recover(top)
+            name = gitops.branch(top)
+            result["branch"] = name
+            result["conflicts"] += merge.repair_hand_merges(
+                top, gitops.rev(top, gitops.remote_ref(remote, name)), skills_dir=skills_dir,
+                node=vault.node, record=lambda c: _record_conflict(vault, c))
         deadline = time.monotonic() + _timeout()
         merged = False
         while True:
@@ -126,9 +127,10 @@ def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:
             theirs = gitops.fetch(top, remote, name)
             before = gitops.rev(top, "HEAD")
             if theirs is not None:
-                outcome = merge.merge(top, theirs, skills_dir=skills_dir, logs_dir=logs_dir,
-                                      node=vault.node, remote=remote,
-                                      record=lambda c: _record_conflict(vault, c))
+                with vault.git_lock():  # the merge stages and commits (the fetch did not)
+                    outcome = merge.merge(top, theirs, skills_dir=skills_dir,
+                                          logs_dir=logs_dir, node=vault.node, remote=remote,
+                                          record=lambda c: _record_conflict(vault, c))
                 result["conflicts"] += outcome.conflicts
                 result["rescued"] += outcome.rescued
                 if outcome.kind != "up-to-date":
