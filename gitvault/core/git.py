@@ -405,15 +405,16 @@ def ls_remote(root: Path, remote: str, pattern: str, timeout: float) -> list[tup
     return refs
 
 
-def kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill a process started with ``start_new_session`` and all it started; reap it."""
+def kill_group(proc: subprocess.Popen[bytes], *, drain: bool = True) -> None:
+    """Kill a process started with ``start_new_session`` and all it started; reap it
+    (reading what is left of its pipes, unless ``drain`` is False)."""
     import signal
 
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    proc.communicate()
+    proc.communicate() if drain else proc.wait()
 
 
 class OutputTooLarge(Exception):
@@ -426,7 +427,6 @@ def communicate_capped(proc: subprocess.Popen[bytes], data: bytes | None, timeou
     (and the last 64 KiB of stderr): a program that floods its output has its process
     group killed (``proc`` started with ``start_new_session``) and OutputTooLarge is
     raised, as subprocess.TimeoutExpired is after ``timeout`` seconds."""
-    import signal
     import threading
     import time
 
@@ -471,11 +471,7 @@ def communicate_capped(proc: subprocess.Popen[bytes], data: bytes | None, timeou
             break
         threads[0].join(0.05)
     if flooded.is_set() or proc.poll() is None or threads[0].is_alive():
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
+        kill_group(proc, drain=False)
         _close_pipes(proc, threads)
         if flooded.is_set():
             raise OutputTooLarge(limit)
