@@ -149,7 +149,8 @@ def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:
             findings = secrets.scan_outgoing(top, theirs, head, skills_dir)
             if findings:
                 raise CheckFailed("sync refused to push: outgoing skill files hold secrets: "
-                                  + "; ".join(findings) + " (remove them, commit, sync again)")
+                                  + "; ".join(findings) + " (remove them from the unpushed "
+                                  "commits, e.g. with 'git rebase -i', then sync again)")
             names, versions, records = _counts(top, theirs, head, skills_dir, logs_dir)
             result["out"] = {"skills": len(names), "versions": versions, "records": records}
             if gitops.push(top, remote, name, head):

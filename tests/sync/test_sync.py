@@ -289,3 +289,21 @@ def test_a_hand_resolved_git_pull_is_made_a_new_version_by_sync(tmp_path: Path) 
     versions = fleet.gv("node-0").ok("skill", "log", "deploy", "--json").json()["versions"]
     assert [v["version"] for v in versions] == [3, 2, 1]
     assert skill_files(b) == skill_files(fleet.clones["node-0"])
+
+
+def test_a_secret_committed_then_removed_is_still_refused(tmp_path: Path) -> None:
+    """The push sends every commit, not only the tip: a secret that an intermediate
+    commit holds goes out even when a later commit removed it."""
+    fleet = Fleet(tmp_path)
+    token = "ghp_" + "c3D4" * 10
+    gv = fleet.gv("node-0")
+    gv.ok("skill", "create", "leaky", "--description", "Leaks",
+          "--content", f"first line\nexport GH={token}\n")
+    gv.ok("skill", "patch", "leaky", "--content", "clean now")
+    before = git(fleet.bare, "rev-parse", "main")
+    result = gv("sync")
+    assert result.code == 1
+    assert "skills/leaky/SKILL.md:" in result.err and "GitHub token" in result.err
+    assert token not in result.err + result.out
+    assert git(fleet.bare, "rev-parse", "main") == before
+    assert token not in git(fleet.bare, "log", "-p", "--all")
