@@ -345,3 +345,38 @@ def test_a_gate_record_forged_under_this_nodes_id_is_no_evidence(tmp_path: Path)
     assert "slugify" not in [s["name"] for s in context["skills"]]
     listed = gv.ok("skill", "list", "--json").json()["skills"]
     assert {s["name"]: s["state"] for s in listed}["slugify"] == "unverified"
+
+
+def test_a_conflict_winner_with_a_symlinked_skill_md_reads_nothing_outside(
+        tmp_path: Path) -> None:
+    """A remote wins a skill conflict (a later 'updated' in its archived copy) with
+    skills/deploy/SKILL.md a symlink to a file outside the vault: resolving the conflict
+    must not read that file through the link (SPEC §1) and commit its content."""
+    import os
+    import re
+
+    fleet = Fleet(tmp_path)
+    b = fleet.add("node-1")
+    fleet.gv("node-0").ok("skill", "create", "deploy", "--description", "Deploy it",
+                          "--content", "step 1")
+    fleet.sync("node-0")
+    fleet.sync("node-1")
+    fleet.gv("node-0").ok("skill", "patch", "deploy", "--content", "zero")
+    src = b / "skills" / "deploy" / "SKILL.md"
+    text = re.sub(r"updated: .*", "updated: '2099-01-01T00:00:00Z'",
+                  src.read_text().replace("version: '1'", "version: '7'"))
+    outside = tmp_path / "outside.md"
+    outside.write_text(text.replace("step 1", "OUTSIDE CONTENT"))
+    (b / "skills" / ".archive" / "deploy").mkdir(parents=True)
+    (b / "skills" / ".archive" / "deploy" / "SKILL.md").write_text(text)
+    src.unlink()
+    os.symlink(outside, src)
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    git(b, "add", "-A", env=fleet.env)
+    git(b, *ident, "commit", "-qm", "evil", "--no-verify", env=fleet.env)
+    git(b, "push", "-q", "origin", "HEAD:main", env=fleet.env)
+    a = fleet.clones["node-0"]
+    fleet.sync("node-0")
+    assert "OUTSIDE CONTENT" not in git(a, "show", "HEAD:skills/deploy/SKILL.md")
+    assert "OUTSIDE CONTENT" not in git(fleet.bare, "log", "-p", "-m", "--all")
+    assert fleet.gv("node-0")("sync").code == 0
