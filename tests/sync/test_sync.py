@@ -380,3 +380,31 @@ def test_a_conflict_winner_with_a_symlinked_skill_md_reads_nothing_outside(
     assert "OUTSIDE CONTENT" not in git(a, "show", "HEAD:skills/deploy/SKILL.md")
     assert "OUTSIDE CONTENT" not in git(fleet.bare, "log", "-p", "-m", "--all")
     assert fleet.gv("node-0")("sync").code == 0
+
+
+def test_a_torn_line_a_remote_committed_in_this_nodes_log_never_blocks_a_sync(
+        tmp_path: Path) -> None:
+    """A careless or hostile node commits an unterminated last line in node-0's own log
+    file. node-0's next append moves that tail aside as a crash's tear; the commit must
+    keep the committed line (logs are append-only) rather than be refused for ever."""
+    fleet = Fleet(tmp_path)
+    b = fleet.add("node-1")
+    gv = fleet.gv("node-0")
+    run = ("record-run", "--agent", "a", "--skill", "s", "--result", "success", "--score", "1")
+    gv.ok(*run, "--task", "t1")
+    fleet.sync("node-0")
+    fleet.sync("node-1")
+    log = next((b / "logs" / "runs").rglob("node-0.jsonl"))
+    with open(log, "ab") as handle:
+        handle.write(b'{"id": "zz", "ts": "2026-12-01T00:00:00Z"')
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    git(b, *ident, "commit", "-qam", "torn", "--no-verify", env=fleet.env)
+    git(b, "push", "-q", "origin", "HEAD:main", env=fleet.env)
+    fleet.sync("node-0")
+    gv.ok(*run, "--task", "t2")
+    assert fleet.sync("node-0")["pushed"]
+    gv.ok(*run, "--task", "t3")
+    assert fleet.sync("node-0")["pushed"]
+    tasks = [r["task"] for r in records(fleet.clones["node-0"], "runs")]
+    assert tasks == ["t1", "t2", "t3"]
+    assert git(fleet.clones["node-0"], "status", "--porcelain") == ""
