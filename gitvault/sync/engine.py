@@ -97,7 +97,16 @@ def _own_queue_files(vault: Vault) -> list[Path]:
 
 
 def _post_merge_hook(top: Path) -> None:
-    git.git(top, "hook", "run", "--ignore-missing", "post-merge", "--", "0", check=False)
+    """Run the post-merge hook; what it says (each code skill it gated, and the
+    verdict) goes to stderr, as after a ``git pull``."""
+    import sys
+
+    proc = git.git(top, "hook", "run", "--ignore-missing", "post-merge", "--", "0",
+                   check=False)
+    said = (proc.stderr or b"").decode("utf-8", "replace")
+    if said:
+        sys.stderr.write(said if said.endswith("\n") else said + "\n")
+        sys.stderr.flush()
 
 
 def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:

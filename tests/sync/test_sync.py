@@ -338,7 +338,9 @@ def test_a_gate_record_forged_under_this_nodes_id_is_no_evidence(tmp_path: Path)
     git(b, "add", "-A", env=fleet.env)
     git(b, *ident, "commit", "-qm", "add slugify", "--no-verify", env=fleet.env)
     git(b, "push", "-q", "origin", "HEAD:main", env=fleet.env)
-    fleet.sync("node-0")
+    synced = fleet.gv("node-0").ok("sync")
+    # what the post-merge hook did reaches the user: the gate refused the pulled code
+    assert "post-merge: gated slugify v1: REFUSED" in synced.err
     gv = fleet.gv("node-0")
     context = gv.ok("context", "make a URL slug", "--json").json()
     assert "os.system" not in context["text"]
