@@ -76,9 +76,12 @@ def check_jsonl(top: Path, path: str, status: str) -> list[str]:
                         "(logs are append-only)")
         return problems
     added = new[len(old or b""):]
+    ended = old is not None and old != b"" and not old.endswith(b"\n") and added.startswith(b"\n")
+    if ended:
+        added = added[1:]  # it ends a committed last line (an unterminated one) unchanged
     if added and not added.endswith(b"\n"):
         problems.append(f"{path}: the last line is incomplete (no newline){_REPAIR}")
-    first = (old or b"").count(b"\n") + 1
+    first = (old or b"").count(b"\n") + 1 + ended
     for offset, raw in enumerate(added.split(b"\n")[:-1]):
         if not raw.strip():
             problems.append(f"{path}:{first + offset}: a blank line{_REPAIR}")

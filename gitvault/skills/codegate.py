@@ -37,24 +37,25 @@ LEDGER = "gate-evidence"  # .git/gitvault/gate-evidence: sha256 lines this clone
 
 def trusted_evidence(layout: VaultLayout, node: str) -> set[str]:
     """The file sets (evidence sha256) this node's own gate passed (SPEC §1 Trust): its
-    passing gate records, and, once this clone has gated anything, only those its gate
-    passed here (a pulled record forging this node's id is no evidence either)."""
+    passing gate records that this clone's gate passed here too (its ledger). A record
+    naming this node arrives with every sync like any other, so a remote can forge one:
+    a clone that has gated nothing yet (a fresh clone) holds no evidence, and its
+    post-merge hook or 'skill verify --all' gates its code skills."""
     hashes = gate.trusted_hashes(records.scan(layout.stream("gate")).records, node)
-    ledger = layout.cache / LEDGER if layout.cache is not None else None
+    if layout.cache is None:
+        return hashes  # no git repository: nothing is synced into it
     try:
-        here = set(ledger.read_text("ascii").split()) if ledger is not None else None
+        here = set((layout.cache / LEDGER).read_text("ascii").split())
     except (OSError, UnicodeDecodeError):
-        here = None  # never gated in this clone (a fresh clone): the records decide
-    return hashes & here if here is not None else hashes
+        here = set()  # never gated in this clone: no record here is its own for sure
+    return hashes & here
 
 def remember(layout: VaultLayout, node: str, sha256: str) -> None:
-    """Note in this clone's ledger that its gate passed ``sha256`` (the first note also
-    keeps the evidence this node held before)."""
+    """Note in this clone's ledger that its gate passed ``sha256``."""
     if layout.cache is None:
         return
     ledger = layout.cache / LEDGER
-    known = set() if ledger.exists() else trusted_evidence(layout, node)
-    lines = "".join(f"{sha}\n" for sha in sorted(known | {sha256}))
+    lines = f"{sha256}\n"
     ledger.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

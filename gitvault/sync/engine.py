@@ -97,7 +97,16 @@ def _own_queue_files(vault: Vault) -> list[Path]:
 
 
 def _post_merge_hook(top: Path) -> None:
-    git.git(top, "hook", "run", "--ignore-missing", "post-merge", "--", "0", check=False)
+    """Run the post-merge hook; what it says (each code skill it gated, and the
+    verdict) goes to stderr, as after a ``git pull``."""
+    import sys
+
+    proc = git.git(top, "hook", "run", "--ignore-missing", "post-merge", "--", "0",
+                   check=False)
+    said = (proc.stderr or b"").decode("utf-8", "replace")
+    if said:
+        sys.stderr.write(said if said.endswith("\n") else said + "\n")
+        sys.stderr.flush()
 
 
 def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:
@@ -149,7 +158,8 @@ def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:
             findings = secrets.scan_outgoing(top, theirs, head, skills_dir)
             if findings:
                 raise CheckFailed("sync refused to push: outgoing skill files hold secrets: "
-                                  + "; ".join(findings) + " (remove them, commit, sync again)")
+                                  + "; ".join(findings) + " (remove them from the unpushed "
+                                  "commits, e.g. with 'git rebase -i', then sync again)")
             names, versions, records = _counts(top, theirs, head, skills_dir, logs_dir)
             result["out"] = {"skills": len(names), "versions": versions, "records": records}
             if gitops.push(top, remote, name, head):

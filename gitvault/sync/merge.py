@@ -101,10 +101,16 @@ def _write_folder(top: Path, tip: str, folder: str, version: int) -> None:
         return
     git.git(top, "restore", f"--source={tip}", "--staged", "--worktree", "--", folder)
     skill_md = target / SKILL_FILE
-    if skill_md.is_file():
-        skill = parse_skill_bytes(skill_md.read_bytes(), folder)
-        skill.version = version
-        write_atomic(skill_md, render_skill(skill))
+    # never through a symlink the remote committed (SPEC §1): it could point outside
+    data = git.show_file(top, tip, f"{folder}/{SKILL_FILE}")
+    if data is not None and not skill_md.is_symlink() and skill_md.is_file():
+        try:
+            skill = parse_skill_bytes(data, folder)
+        except InvalidInput:
+            skill = None  # kept as the winner wrote it (doctor reports it); sync goes on
+        if skill is not None:
+            skill.version = version
+            write_atomic(skill_md, render_skill(skill))
     git.git(top, "add", "-A", "--", folder)
 
 

@@ -21,6 +21,34 @@ def pending_logs(vault: Vault) -> list[tuple[str, int]]:
     return result
 
 
+def _restore_committed_tail(vault: Vault, rel: str) -> bool:
+    """A last line committed without ``\n`` (a careless or hostile node's commit, come by
+    sync) was moved aside as a tear by a later append; committed lines are never edited
+    or deleted, so put it back, terminated, before this node's new lines (readers report
+    it as a bad line). True when the file was rewritten."""
+    import fcntl
+    import os
+
+    path = vault.root / rel
+    old = git.show_file(vault.top, "HEAD", vault.git_path(path))
+    if not old or old.endswith(b"\n"):
+        return False
+    prefix = old[:old.rfind(b"\n") + 1]
+    fd = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # appenders hold the shared lock while they write
+        data = os.pread(fd, os.fstat(fd).st_size, 0)
+        if data.startswith(old) or not data.startswith(prefix):
+            return False
+        fixed = old + b"\n" + data[len(prefix):]
+        os.pwrite(fd, fixed, 0)
+        os.ftruncate(fd, len(fixed))
+        os.fsync(fd)
+        return True
+    finally:
+        os.close(fd)
+
+
 def commit_logs(vault: Vault, message: str | None = None) -> tuple[str | None, int]:
     """Commit every pending log line, holding the git lock from the look at what is
     pending to the commit (SPEC §3). A torn tail a crash left is moved aside first: it
@@ -32,6 +60,8 @@ def commit_logs(vault: Vault, message: str | None = None) -> tuple[str | None, i
         if torn:
             for path in torn:
                 records.move_torn_tail(path)
+            pending = pending_logs(vault)
+        if any(_restore_committed_tail(vault, p) for p, _ in pending):
             pending = pending_logs(vault)
         lines = sum(n for _, n in pending)
         if not pending:

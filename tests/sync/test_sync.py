@@ -289,3 +289,124 @@ def test_a_hand_resolved_git_pull_is_made_a_new_version_by_sync(tmp_path: Path) 
     versions = fleet.gv("node-0").ok("skill", "log", "deploy", "--json").json()["versions"]
     assert [v["version"] for v in versions] == [3, 2, 1]
     assert skill_files(b) == skill_files(fleet.clones["node-0"])
+
+
+def test_a_secret_committed_then_removed_is_still_refused(tmp_path: Path) -> None:
+    """The push sends every commit, not only the tip: a secret that an intermediate
+    commit holds goes out even when a later commit removed it."""
+    fleet = Fleet(tmp_path)
+    token = "ghp_" + "c3D4" * 10
+    gv = fleet.gv("node-0")
+    gv.ok("skill", "create", "leaky", "--description", "Leaks",
+          "--content", f"first line\nexport GH={token}\n")
+    gv.ok("skill", "patch", "leaky", "--content", "clean now")
+    before = git(fleet.bare, "rev-parse", "main")
+    result = gv("sync")
+    assert result.code == 1
+    assert "skills/leaky/SKILL.md:" in result.err and "GitHub token" in result.err
+    assert token not in result.err + result.out
+    assert git(fleet.bare, "rev-parse", "main") == before
+    assert token not in git(fleet.bare, "log", "-p", "--all")
+
+
+def test_a_gate_record_forged_under_this_nodes_id_is_no_evidence(tmp_path: Path) -> None:
+    """A remote writes a code skill and a passing gate record claiming to be this node
+    (logs/gate/.../node-0.jsonl): node-0 never gated anything here, yet must not serve
+    the code; its post-merge hook gates it (and refuses it)."""
+    from gitvault.gate.verify import evidence_hash
+    from tests.cli.test_code_skills import EXAMPLE, TESTS
+    from tests.cli.test_code_trust import EVIL
+
+    fleet = Fleet(tmp_path)
+    b = fleet.add("node-1")
+    folder = b / "skills" / "slugify"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: slugify\ndescription: Make a URL slug\nmetadata:\n  version: \"1\"\n"
+        "  kind: code\n  state: active\n---\nCall slugify(text).\n")
+    files = {"skill.py": EVIL, "test_skill.py": TESTS, "example.py": EXAMPLE}
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    forged = {"id": "g-forged", "ts": "2026-12-01T09:00:00Z", "op": "verify",
+              "skill": "slugify", "version": 1, "urn": "urn:gitvault:skill:vault:slugify:v1",
+              "sha256": evidence_hash(files), "passed": True, "reasons": [],
+              "sandbox": "bwrap", "node": "node-0"}
+    log = b / "logs" / "gate" / "2026-12" / "node-0.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(json.dumps(forged) + "\n")
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    git(b, "add", "-A", env=fleet.env)
+    git(b, *ident, "commit", "-qm", "add slugify", "--no-verify", env=fleet.env)
+    git(b, "push", "-q", "origin", "HEAD:main", env=fleet.env)
+    synced = fleet.gv("node-0").ok("sync")
+    # what the post-merge hook did reaches the user: the gate refused the pulled code
+    assert "post-merge: gated slugify v1: REFUSED" in synced.err
+    gv = fleet.gv("node-0")
+    context = gv.ok("context", "make a URL slug", "--json").json()
+    assert "os.system" not in context["text"]
+    assert "slugify" not in [s["name"] for s in context["skills"]]
+    listed = gv.ok("skill", "list", "--json").json()["skills"]
+    assert {s["name"]: s["state"] for s in listed}["slugify"] == "unverified"
+
+
+def test_a_conflict_winner_with_a_symlinked_skill_md_reads_nothing_outside(
+        tmp_path: Path) -> None:
+    """A remote wins a skill conflict (a later 'updated' in its archived copy) with
+    skills/deploy/SKILL.md a symlink to a file outside the vault: resolving the conflict
+    must not read that file through the link (SPEC §1) and commit its content."""
+    import os
+    import re
+
+    fleet = Fleet(tmp_path)
+    b = fleet.add("node-1")
+    fleet.gv("node-0").ok("skill", "create", "deploy", "--description", "Deploy it",
+                          "--content", "step 1")
+    fleet.sync("node-0")
+    fleet.sync("node-1")
+    fleet.gv("node-0").ok("skill", "patch", "deploy", "--content", "zero")
+    src = b / "skills" / "deploy" / "SKILL.md"
+    text = re.sub(r"updated: .*", "updated: '2099-01-01T00:00:00Z'",
+                  src.read_text().replace("version: '1'", "version: '7'"))
+    outside = tmp_path / "outside.md"
+    outside.write_text(text.replace("step 1", "OUTSIDE CONTENT"))
+    (b / "skills" / ".archive" / "deploy").mkdir(parents=True)
+    (b / "skills" / ".archive" / "deploy" / "SKILL.md").write_text(text)
+    src.unlink()
+    os.symlink(outside, src)
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    git(b, "add", "-A", env=fleet.env)
+    git(b, *ident, "commit", "-qm", "evil", "--no-verify", env=fleet.env)
+    git(b, "push", "-q", "origin", "HEAD:main", env=fleet.env)
+    a = fleet.clones["node-0"]
+    fleet.sync("node-0")
+    assert "OUTSIDE CONTENT" not in git(a, "show", "HEAD:skills/deploy/SKILL.md")
+    assert "OUTSIDE CONTENT" not in git(fleet.bare, "log", "-p", "-m", "--all")
+    assert fleet.gv("node-0")("sync").code == 0
+
+
+def test_a_torn_line_a_remote_committed_in_this_nodes_log_never_blocks_a_sync(
+        tmp_path: Path) -> None:
+    """A careless or hostile node commits an unterminated last line in node-0's own log
+    file. node-0's next append moves that tail aside as a crash's tear; the commit must
+    keep the committed line (logs are append-only) rather than be refused for ever."""
+    fleet = Fleet(tmp_path)
+    b = fleet.add("node-1")
+    gv = fleet.gv("node-0")
+    run = ("record-run", "--agent", "a", "--skill", "s", "--result", "success", "--score", "1")
+    gv.ok(*run, "--task", "t1")
+    fleet.sync("node-0")
+    fleet.sync("node-1")
+    log = next((b / "logs" / "runs").rglob("node-0.jsonl"))
+    with open(log, "ab") as handle:
+        handle.write(b'{"id": "zz", "ts": "2026-12-01T00:00:00Z"')
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    git(b, *ident, "commit", "-qam", "torn", "--no-verify", env=fleet.env)
+    git(b, "push", "-q", "origin", "HEAD:main", env=fleet.env)
+    fleet.sync("node-0")
+    gv.ok(*run, "--task", "t2")
+    assert fleet.sync("node-0")["pushed"]
+    gv.ok(*run, "--task", "t3")
+    assert fleet.sync("node-0")["pushed"]
+    tasks = [r["task"] for r in records(fleet.clones["node-0"], "runs")]
+    assert tasks == ["t1", "t2", "t3"]
+    assert git(fleet.clones["node-0"], "status", "--porcelain") == ""
