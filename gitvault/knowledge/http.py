@@ -9,7 +9,7 @@ import json
 import time
 from typing import Any
 
-from gitvault.knowledge.model import LookupFailed
+from gitvault.knowledge.model import LookupFailed, Observation, checked_version
 
 MAX_BYTES = 32 << 20
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -41,6 +41,18 @@ def get_json(url: str, timeout: float) -> Any:
     if not ok:
         raise value
     return value
+
+
+def latest_version(url: str, timeout: float, field: str, field_key: str, what: str
+                   ) -> Observation:
+    """The version at ``answer[field][field_key]`` of a registry's JSON at ``url``
+    (``what`` names the API a wrong answer is not, in the failure)."""
+    data = get_json(url, timeout)
+    part = data.get(field) if isinstance(data, dict) else None
+    if not isinstance(part, dict) or field_key not in part:
+        raise LookupFailed(f"{url}: no {field}.{field_key} in the answer (not {what}?)")
+    version = checked_version(part[field_key], url)
+    return Observation(version, version)
 
 
 def _get_json(url: str, timeout: float) -> Any:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from gitvault.knowledge.http import get_json
-from gitvault.knowledge.model import Context, LookupFailed, Observation, checked_version
+from gitvault.knowledge.http import latest_version
+from gitvault.knowledge.model import Context, Observation
 
 DEFAULT_REGISTRY = "https://registry.npmjs.org"
 NETWORK = True
@@ -16,9 +16,4 @@ NETWORK = True
 def check(source: dict[str, Any], ctx: Context) -> Observation:
     registry = (source.get("registry") or DEFAULT_REGISTRY).rstrip("/")
     url = f"{registry}/{quote(source['package'], safe='@')}"
-    data = get_json(url, ctx.timeout)
-    tags = data.get("dist-tags") if isinstance(data, dict) else None
-    if not isinstance(tags, dict) or "latest" not in tags:
-        raise LookupFailed(f"{url}: no dist-tags.latest in the answer (not an npm registry?)")
-    version = checked_version(tags["latest"], url)
-    return Observation(version, version)
+    return latest_version(url, ctx.timeout, "dist-tags", "latest", "an npm registry")
