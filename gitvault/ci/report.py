@@ -77,9 +77,21 @@ def run_report(vault: Vault, *, days: int | None = None,
     return result, markdown
 
 
-def append_summary(path: Path, markdown: str) -> None:
-    """Append to the job summary file (GitHub joins what every step appends)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+def open_summary(path: Path) -> int:
+    """An append descriptor on the job summary file (GitHub joins what every step
+    appends), opened before the work so a bad path changes nothing."""
+    from gitvault.errors import InvalidInput
+
+    try:
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+                       0o644)
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot append the summary there "
+                           f"({exc.strerror or exc})") from None
+
+
+def append_summary(fd: int, markdown: str) -> None:
+    """Write ``markdown`` to the descriptor of :func:`open_summary` and close it."""
     try:
         data = markdown.encode("utf-8")
         while data:

@@ -47,14 +47,20 @@ def report(days: int | None, summary_file: str | None) -> None:
     lifecycle marks skills stale, and the knowledge watcher runs when watch.sources
     names sources. Skill names and notes are redacted and escaped.
     """
-    from gitvault.ci.report import append_summary, run_report
+    from gitvault.ci.report import append_summary, open_summary, run_report
 
     vault = state().vault()
-    result, markdown = run_report(vault, days=days)
-    warn(result.get("warnings", []))
     target = _summary_path(summary_file)
-    if target is not None:
-        append_summary(target, markdown)
+    fd = open_summary(target) if target is not None else None
+    try:
+        result, markdown = run_report(vault, days=days)
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        raise
+    warn(result.get("warnings", []))
+    if fd is not None:
+        append_summary(fd, markdown)
     result["summary"] = str(target) if target is not None else None
     result["markdown"] = markdown
     emit(result, lambda: markdown if target is None else
@@ -86,10 +92,13 @@ def issues(days: int | None, repo: str | None, dry_run: bool, timeout: float,
     from gitvault.ci.findings import run_check
     from gitvault.ci.gh import Gh
     from gitvault.ci.issues import summary_section, sync_issues
-    from gitvault.ci.report import append_summary, github_context
+    from gitvault.ci.report import append_summary, github_context, open_summary
     from gitvault.core.clock import now
 
     vault = state().vault()
+    target = None if dry_run else _summary_path(summary_file)
+    if target is not None:
+        os.close(open_summary(target))  # a bad path is refused before gh is asked
     runs = vault.runs()
     check = run_check(runs, vault.layout, now(), vault.config.health, days)
     warn(check.warnings)
@@ -98,9 +107,8 @@ def issues(days: int | None, repo: str | None, dry_run: bool, timeout: float,
                          run_url=github_context(os.environ).get("runUrl"))
     if dry_run:
         result["commands"] = gh.calls
-    target = _summary_path(summary_file)
-    if target is not None and not dry_run:
-        append_summary(target, summary_section(result))
+    if target is not None:
+        append_summary(open_summary(target), summary_section(result))
     emit(result, lambda: _text(result))
 
 
