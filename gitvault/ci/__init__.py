@@ -9,5 +9,5 @@ issues``, run by the workflow ``init --github`` installs.
 - :mod:`gitvault.ci.gh` — the ``gh`` CLI, run with an argv list and a timeout.
 - :mod:`gitvault.ci.issues` — one issue per flagged or drifting skill, kept in step.
 
-Imports: nothing of its own layer (``ci`` sits beside ``mcp``, above ``vault``).
+It sits beside the MCP server, above the vault, and imports nothing of its own layer.
 """

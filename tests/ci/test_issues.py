@@ -9,8 +9,15 @@ from pathlib import Path
 import pytest
 
 from tests.ci.helpers import (
-    HOSTILE_SKILL, NOW, TOKEN, GhStub, actions_env, assert_inert, flagged_and_drifting,
-    hostile_runs, record,
+    HOSTILE_SKILL,
+    NOW,
+    TOKEN,
+    GhStub,
+    actions_env,
+    assert_inert,
+    flagged_and_drifting,
+    hostile_runs,
+    record,
 )
 from tests.conftest import Runner, snapshot
 

@@ -7,8 +7,15 @@ import json
 from pathlib import Path
 
 from tests.ci.helpers import (
-    HOSTILE_NOTE, HOSTILE_SKILL, NOW, actions_env, assert_inert, flagged_and_drifting,
-    hostile_runs, record, render,
+    HOSTILE_NOTE,
+    HOSTILE_SKILL,
+    NOW,
+    actions_env,
+    assert_inert,
+    flagged_and_drifting,
+    hostile_runs,
+    record,
+    render,
 )
 from tests.conftest import Runner, snapshot
 
