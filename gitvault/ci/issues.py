@@ -134,14 +134,19 @@ def plan(check: Check, issues: list[dict[str, Any]], run_url: str | None = None
     return actions, unchanged
 
 
-def sync_issues(check: Check, gh: Gh, *, dry_run: bool = False,
-                run_url: str | None = None) -> dict[str, Any]:
+def sync_issues(check: Check, gh: Gh, *, dry_run: bool = False, run_url: str | None = None,
+                max_open: int = 20) -> dict[str, Any]:
     """List, then open, update and close issues (none with ``dry_run``); returns the
-    ``--json`` object ``{dryRun, opened, updated, closed, unchanged}``."""
+    ``--json`` object ``{dryRun, opened, updated, closed, unchanged, deferred}``. At most
+    ``max_open`` issues are opened per run (a vault cannot flood the repository); the
+    rest are ``deferred`` to the next run."""
     actions, unchanged = plan(check, gh.open_issues(), run_url)
     result: dict[str, Any] = {"dryRun": dry_run, "repository": gh.repo, "opened": [],
-                              "updated": [], "closed": [], "unchanged": unchanged}
+                              "updated": [], "closed": [], "unchanged": unchanged, "deferred": []}
     for action in actions:
+        if action.kind == "open" and len(result["opened"]) >= max_open:
+            result["deferred"].append(action.to_json())
+            continue
         if not dry_run:
             if action.kind == "open":
                 action.number = gh.create(action.title, action.body or "")
@@ -161,7 +166,7 @@ def summary_section(result: dict[str, Any]) -> str:
     words = {"opened": "would open" if result["dryRun"] else "opened",
              "updated": "would update" if result["dryRun"] else "updated",
              "closed": "would close" if result["dryRun"] else "closed",
-             "unchanged": "unchanged"}
+             "unchanged": "unchanged", "deferred": "deferred to the next run"}
     for key, word in words.items():
         for item in result[key]:
             ref = f" #{item['number']}" if item.get("number") else ""

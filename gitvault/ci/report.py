@@ -12,6 +12,8 @@ from gitvault.ci.findings import Check, check_json, run_check
 from gitvault.ci.summary import render
 from gitvault.core.clock import now
 
+MAX_FINDINGS = 100  # findings detailed in one health record (all are named in the lists)
+
 if TYPE_CHECKING:
     from gitvault.vault.facade import Vault
 
@@ -40,7 +42,7 @@ def health_record(check: Check, lifecycle: list[dict[str, Any]],
         "flagged": check.flagged, "drifting": check.drifting,
         "findings": [{"name": f.name, "status": f.status, "why": f.why,
                       "avgScore": f.health["avgScore"], "trend": f.health["trend"]}
-                     for f in check.findings],
+                     for f in check.findings[:MAX_FINDINGS]],
         "lifecycle": [c["name"] for c in lifecycle],
         "knowledge": None if knowledge is None else {
             "checked": len(knowledge["checked"]), "diffs": len(knowledge["diffs"]),

@@ -52,6 +52,10 @@ def skills_table(check: Check) -> str:
     return out
 
 
+def _more_rows(count: int) -> str | None:
+    return f"- …and {count - MAX_ROWS} more" if count > MAX_ROWS else None
+
+
 def _more(items: list[Any]) -> str:
     return f"\n- …and {len(items) - MAX_ITEMS} more" if len(items) > MAX_ITEMS else ""
 
@@ -79,13 +83,14 @@ def render(check: Check, lifecycle: list[dict[str, Any]], knowledge: dict[str, A
     count = len(check.findings)
     head = (f"## gitvault: {_plural(count, 'skill')} need{'s' if count == 1 else ''} attention"
             if count else "## gitvault: all skills healthy")
-    lines = [head, "",
+    lines: list[str | None] = [head, "",
              f"{len(check.flagged)} flagged, {len(check.drifting)} drifting of "
              f"{_plural(len(check.health), 'skill')} with runs (window {check.window} days, "
              f"checked {iso(check.moment)}; health record `{record_id}`)."
              + (f" [Workflow run]({run_url})" if run_url else ""), ""]
     if check.findings:
-        lines += ["### Flagged and drifting", "", *map(finding_line, check.findings), ""]
+        lines += ["### Flagged and drifting", "", *map(finding_line, check.findings[:MAX_ROWS]),
+                  _more_rows(len(check.findings)), ""]
     lines += ["### Skills", "", skills_table(check) if check.health else "No runs recorded yet.", ""]
     lines += ["### Lifecycle", ""]
     lines += [f"- {code(c['name'])} marked stale: {code(c['reason'])}" for c in lifecycle[:MAX_ITEMS]]

@@ -76,11 +76,13 @@ def report(days: int | None, summary_file: str | None) -> None:
                    "for the working folder).")
 @click.option("--dry-run", is_flag=True,
               help="List the issues and print what would change; change nothing.")
+@click.option("--max-open", type=click.IntRange(min=0), default=20, show_default=True,
+              metavar="N", help="Open at most N new issues per run; the rest wait for the next.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
               show_default=True, metavar="SECONDS", help="How long one gh call may take.")
 @SUMMARY
 @global_options
-def issues(days: int | None, repo: str | None, dry_run: bool, timeout: float,
+def issues(days: int | None, repo: str | None, dry_run: bool, max_open: int, timeout: float,
            summary_file: str | None) -> None:
     """Open, update or close one GitHub issue per flagged or drifting skill.
 
@@ -103,7 +105,7 @@ def issues(days: int | None, repo: str | None, dry_run: bool, timeout: float,
     check = run_check(runs, vault.layout, now(), vault.config.health, days)
     warn(check.warnings)
     gh = Gh(repo or os.environ.get("GITHUB_REPOSITORY"), timeout)
-    result = sync_issues(check, gh, dry_run=dry_run,
+    result = sync_issues(check, gh, dry_run=dry_run, max_open=max_open,
                          run_url=github_context(os.environ).get("runUrl"))
     if dry_run:
         result["commands"] = gh.calls
@@ -118,7 +120,7 @@ def _text(result: dict[str, Any]) -> str:
     for key, word in (("opened", "would open" if dry else "opened"),
                       ("updated", "would update" if dry else "updated"),
                       ("closed", "would close" if dry else "closed"),
-                      ("unchanged", "unchanged")):
+                      ("unchanged", "unchanged"), ("deferred", "deferred to the next run")):
         for item in result[key]:
             number = f" #{item['number']}" if item.get("number") else ""
             lines.append(f"{word}{number}: {item['title']}")

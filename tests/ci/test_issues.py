@@ -146,3 +146,13 @@ def test_gh_missing_failing_or_hanging_is_one_line(gv: Runner, gh: GhStub, vault
         "gitvault: error: gh issue list: no answer within 0.5 s"]
     assert gv("ci", "issues", "--timeout", "0").code == 2
     assert snapshot(vault) == before  # ci issues never writes to the vault
+
+
+def test_at_most_max_open_issues_are_opened_per_run(gv: Runner, gh: GhStub) -> None:
+    out = gv.ok("ci", "issues", "--max-open", "1", "--json").json()
+    assert [o["skill"] for o in out["opened"]] == ["deploy"]
+    assert out["deferred"] == [{"skill": "slipping", "number": None,
+                                "title": "gitvault: slipping is drifting"}]
+    assert len(gh.issues()) == 1
+    later = gv.ok("ci", "issues", "--json").json()
+    assert [o["skill"] for o in later["opened"]] == ["slipping"] and later["deferred"] == []
