@@ -28,7 +28,7 @@ from gitvault.ci.gh import Gh
 from gitvault.ci.markdown import code, plain, table
 from gitvault.core.clock import iso
 
-MARKER = re.compile(r"<!-- gitvault-ci skill=([0-9a-f]{2,512}) state=([0-9a-f]{16}) -->")
+MARKER = re.compile(r"<!-- gitvault-ci skill=([0-9a-f]{2,}) state=([0-9a-f]{16}) -->")
 
 
 @dataclass

@@ -21,6 +21,7 @@ TOKEN = "ghp_" + "A1b2C3d4" * 5  # a GitHub token pasted into a run's notes
 HOSTILE_SKILL = "evil](http://evil.example)<b>x</b>"
 HOSTILE_NOTE = ("see [docs](http://evil.example) ](http://evil) <script>alert(1)</script> "
                 f"<img src=x onerror=alert(1)> @octocat #1 `tick` | pipe www.evil.example {TOKEN}")
+LONG_SKILL = "very-long-" * 40  # far longer than a skill file's name may be
 STUB = Path(__file__).with_name("gh_stub.py")
 
 
@@ -48,15 +49,17 @@ def flagged_and_drifting(gv: Runner) -> None:
 
 
 def hostile_runs(root: Path) -> None:
-    """A run line as an untrusted clone may have committed it: a name and notes made to
-    inject markdown, HTML and links, and a token that was never redacted."""
+    """Run lines as an untrusted clone may have committed them: a name and notes made to
+    inject markdown, HTML and links, a token that was never redacted, a 400-character
+    skill name."""
     folder = root / "logs" / "runs" / "2026-11"
     folder.mkdir(parents=True, exist_ok=True)
     line = {"id": "01KHOSTILE0000000000000000", "ts": "2026-11-29T11:00:00.000Z",
             "agent": "x", "skill": HOSTILE_SKILL, "task": "t", "result": "fail", "score": 0,
             "notes": HOSTILE_NOTE, "node": "intruder"}
+    long_name = {**line, "id": "01KHOSTILE0000000000000001", "skill": LONG_SKILL, "notes": ""}
     with open(folder / "intruder.jsonl", "a", encoding="utf-8") as out:
-        out.write(json.dumps(line) + "\n")
+        out.write(json.dumps(line) + "\n" + json.dumps(long_name) + "\n")
 
 
 def actions_env(tmp: Path) -> dict[str, str]:

@@ -10,6 +10,7 @@ import pytest
 
 from tests.ci.helpers import (
     HOSTILE_SKILL,
+    LONG_SKILL,
     NOW,
     TOKEN,
     GhStub,
@@ -122,8 +123,11 @@ def test_a_hostile_skill_name_and_note_stay_inert_in_the_issue(gv: Runner, gh: G
     assert issue["title"] == f"gitvault: {HOSTILE_SKILL} is flagged"  # titles render no markup
     assert_inert(issue["body"])
     assert "[REDACTED]" in issue["body"] and TOKEN not in gh.log.read_text()
-    again = gv.ok("ci", "issues", "--json").json()  # its marker finds it again
-    assert again["opened"] == [] and HOSTILE_SKILL in [u["skill"] for u in again["unchanged"]]
+    (long,) = [i for i in gh.issues() if "very-long" in i["title"]]
+    assert long["title"] == f"gitvault: {LONG_SKILL[:79].rstrip()}… is flagged"
+    again = gv.ok("ci", "issues", "--json").json()  # their markers find them again
+    assert again["opened"] == []
+    assert {HOSTILE_SKILL, LONG_SKILL} <= {u["skill"] for u in again["unchanged"]}
 
 
 def test_gh_missing_failing_or_hanging_is_one_line(gv: Runner, gh: GhStub, vault: Path) -> None:

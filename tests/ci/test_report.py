@@ -120,7 +120,7 @@ def test_a_hostile_name_and_note_render_as_text(gv: Runner, vault: Path, tmp_pat
     assert "[REDACTED]" in text
     assert "<code>see [docs](http://evil.example) ](http://evil) &lt;script&gt;" in html
     assert "| ` evil](http://evil.example)<b>x</b> ` |" in text  # the table keeps its columns
-    assert html.count("<tr>") == 5  # header + 4 skills
+    assert html.count("<tr>") == 6  # header + 5 skills
     assert HOSTILE_SKILL in json.dumps(health_lines(vault)[0]["flagged"])
     assert HOSTILE_NOTE not in text
 
