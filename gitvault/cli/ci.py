@@ -80,7 +80,9 @@ def report(days: int | None, summary_file: str | None) -> None:
               metavar="N", help="Open at most N new issues per run; the rest wait for the next.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
               show_default=True, metavar="SECONDS", help="How long one gh call may take.")
-@SUMMARY
+@click.option("--summary", "summary_file", metavar="FILE",
+              help="Append an Issues section (what was opened, updated, closed) to FILE "
+                   "(default: $GITHUB_STEP_SUMMARY; nothing without either).")
 @global_options
 def issues(days: int | None, repo: str | None, dry_run: bool, max_open: int, timeout: float,
            summary_file: str | None) -> None:
