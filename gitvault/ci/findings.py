@@ -7,20 +7,21 @@ and ``drift`` print), never recomputed here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
 from gitvault.core.clock import iso
 from gitvault.core.paths import VaultLayout
 from gitvault.runs.columns import Runs
-from gitvault.runs.notes import last_failures
+from gitvault.runs.dashboard import attention_reasons, failure_notes
 from gitvault.runs.report import drift_report, flagged_report, health_report, run_warnings
 
 
 @dataclass
 class Finding:
-    """One skill that is flagged, drifting or both."""
+    """One skill that is flagged, drifting or both (``last_failure``: the dashboard's
+    latest :class:`~gitvault.runs.dashboard.FailureNote` as a dict)."""
 
     name: str
     health: dict[str, Any]
@@ -64,24 +65,6 @@ class Check:
         return next((f for f in self.findings if f.name == name), None)
 
 
-def reasons(health: dict[str, Any], drift: dict[str, Any] | None, flag_below: float) -> list[str]:
-    """Why a skill is flagged or drifting, in words (one line per rule it trips)."""
-    why = []
-    if health["trend"] == "broken":
-        fails = health["consecutiveFails"]
-        why.append(f"broken: the last {fails} run{'s' if fails != 1 else ''} failed")
-    elif health["trend"] == "declining":
-        why.append(f"declining: recent average {health['recentAvg']:.3f} against "
-                   f"{health['avgScore']:.3f} overall")
-    if health["avgScore"] < flag_below:
-        why.append(f"average score {health['avgScore']:.3f} is below {flag_below:g} "
-                   "(health.flag_below)")
-    if drift is not None:
-        why.append(f"drifting: average {drift['lastWeekAvg']:.3f} last week, "
-                   f"{drift['thisWeekAvg']:.3f} this week (drop {drift['drop']:.3f})")
-    return why
-
-
 def run_check(runs: Runs, layout: VaultLayout, moment: datetime, section: Any,
               days: int | None = None) -> Check:
     """Health, flagged and drift reports for ``runs`` at ``moment`` (``section`` is the
@@ -93,12 +76,14 @@ def run_check(runs: Runs, layout: VaultLayout, moment: datetime, section: Any,
     drift = {d["name"]: d for d in drift_report(runs, moment, section, warnings)["skills"]}
     problems = [n for n in health if n in flagged] + [n for n in health
                                                       if n in drift and n not in flagged]
-    failures = last_failures(layout, set(health))
+    failures = {name: asdict(notes[0]) for name, notes
+                in failure_notes(layout.stream("runs"), per_skill=1).items()
+                if name in health and notes}
     findings = []
     for name in problems:
         shift = {k: v for k, v in drift[name].items() if k != "name"} if name in drift else None
         findings.append(Finding(name, health[name], name in flagged, shift,
-                                reasons(health[name], shift, section.flag_below),
+                                attention_reasons(health[name], shift, section.flag_below),
                                 failures.get(name)))
     window = int(section.window_days if days is None else days)
     return Check(moment, window, section.flag_below, health, findings, failures, warnings)

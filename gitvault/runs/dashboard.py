@@ -158,8 +158,8 @@ def failure_notes(folder: Path, per_skill: int = NOTES_PER_SKILL) -> dict[str, l
             for skill, rows in kept.items()}
 
 
-def _reasons(data: dict[str, Any], drift_row: dict[str, Any] | None, threshold: float) -> list[str]:
-    """Why a skill is on the attention list, in words."""
+def attention_reasons(data: dict[str, Any], drift_row: dict[str, Any] | None, threshold: float) -> list[str]:
+    """Why a skill is on the attention list, in words (the HTML report and ci's)."""
     why = []
     if data["avgScore"] < threshold:
         why.append(f"average score {data['avgScore']:.2f} is below the flag threshold "
@@ -242,7 +242,7 @@ def _card(name: str, data: dict[str, Any], drift_row: dict[str, Any] | None, thr
         badges.append(f'<span class="badge drift">drift −{drift_row["drop"]:.2f}</span>')
     if data["trend"] != "stable":
         badges.append(f'<span class="badge">{TREND_MARK[data["trend"]]} {data["trend"]}</span>')
-    why = _reasons(data, drift_row, threshold)
+    why = attention_reasons(data, drift_row, threshold)
     recent = "–" if data["recentAvg"] is None else f"{data['recentAvg']:.2f}"
     last = _when(data["lastFail"]) if data["lastFail"] else "never"
     stats = (f'<div class="stats"><span>average <b>{data["avgScore"]:.2f}</b></span>'

@@ -45,11 +45,12 @@ def test_one_issue_per_problem_skill_and_twice_adds_nothing(gv: Runner, gh: GhSt
     deploy = gh.issues()[0]
     assert deploy["body"].startswith("The skill ` deploy ` is **flagged** (gitvault's check of "
                                      "2026-11-30T12:00:00.000Z, window 7 days).\n\nWhy:\n"
+                                     "- average score 0.00 is below the flag threshold 0.70\n"
                                      "- broken: the last 3 runs failed\n")
     assert "| 3 | 0.000 | 0.000 | broken | 3 |" in deploy["body"]
-    assert ("Latest failure (` 2026-11-29T10:02:00.000Z `): ` kubectl rollout timed out "
+    assert ("Latest failure (` 2026-11-29 10:02 UTC `): ` kubectl rollout timed out "
             "(try 3) `") in deploy["body"]
-    assert "drifting: average 1.000 last week, 0.800 this week (drop 0.200)" in gh.issues()[1]["body"]
+    assert "- drifting: 0.80 this week, 1.00 the week before (down 0.20)\n" in gh.issues()[1]["body"]
 
     again = gv.ok("ci", "issues", "--json").json()
     assert again["opened"] == again["updated"] == again["closed"] == []
@@ -73,7 +74,8 @@ def test_a_change_updates_the_issue_once_and_recovery_closes_it(gv: Runner, gh: 
     (comment,) = deploy["comments"]
     assert comment.startswith("gitvault's check of 2026-11-30T12:00:00.000Z ([workflow run]"
                               "(https://github.com/acme/skills/actions/runs/4242)): ` deploy ` "
-                              "is still **flagged**.\n\n- broken: the last 4 runs failed\n")
+                              "is still **flagged**.\n\n- average score 0.00 is below the flag "
+                              "threshold 0.70\n- broken: the last 4 runs failed\n")
     gv.ok("ci", "issues")
     assert len(gh.issues()[0]["comments"]) == 1  # nothing changed: no second comment
 

@@ -41,11 +41,11 @@ def test_the_summary_lists_problem_skills_first_with_why(gv: Runner, vault: Path
     assert ("1 flagged, 1 drifting of 3 skills with runs (window 7 days, checked "
             f"2026-11-30T12:00:00.000Z; health record `{record_id}`). "
             "[Workflow run](https://github.com/acme/skills/actions/runs/4242)") in text
-    assert ("- ` deploy ` is **flagged**: broken: the last 3 runs failed; average score 0.000 "
-            "is below 0.7 (health.flag_below). Latest failure (` 2026-11-29T10:02:00.000Z `): "
+    assert ("- ` deploy ` is **flagged**: average score 0.00 is below the flag threshold 0.70; "
+            "broken: the last 3 runs failed. Latest failure (` 2026-11-29 10:02 UTC `): "
             "` kubectl rollout timed out (try 3) `") in text
-    assert ("- ` slipping ` is **drifting**: drifting: average 1.000 last week, 0.800 this "
-            "week (drop 0.200).") in text
+    assert ("- ` slipping ` is **drifting**: drifting: 0.80 this week, 1.00 the week before "
+            "(down 0.20).") in text
     assert text.index("` deploy ` is") < text.index("` slipping ` is")
     rows = [line for line in text.splitlines() if line.startswith("| ` ")]
     assert rows == [
@@ -70,8 +70,8 @@ def test_the_health_record_sums_up_the_check(gv: Runner, vault: Path, tmp_path: 
     assert line["flagged"] == ["deploy"] and line["drifting"] == ["slipping"]
     assert line["skills"] == 3 and line["runs"] == 13 and line["window"] == 7
     assert line["findings"][0] == {"name": "deploy", "status": "flagged",
-                                   "why": ["broken: the last 3 runs failed",
-                                           "average score 0.000 is below 0.7 (health.flag_below)"],
+                                   "why": ["average score 0.00 is below the flag threshold 0.70",
+                                           "broken: the last 3 runs failed"],
                                    "avgScore": 0, "trend": "broken"}
     assert line["github"] == {"repository": "acme/skills", "runId": "4242",
                               "workflow": "gitvault", "sha": "0" * 40,

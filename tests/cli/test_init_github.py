@@ -152,8 +152,8 @@ def test_the_workflow_steps_run_against_a_vault(gv: Runner, tmp_path: Path) -> N
     run_workflow(root, env)
     text = summary.read_text()
     assert text.startswith("## gitvault: 2 skills need attention\n")
-    assert "- ` deploy ` is **flagged**: broken: the last 3 runs failed;" in text
-    assert "- ` slipping ` is **drifting**: drifting: average 1.000 last week" in text
+    assert "- ` deploy ` is **flagged**: average score 0.00 is below the flag threshold" in text
+    assert "- ` slipping ` is **drifting**: drifting: 0.80 this week, 1.00 the week" in text
     assert text.endswith("### Issues\n\n- opened #1: ` deploy `\n- opened #2: ` slipping `\n\n")
     assert [(i["title"], i["state"]) for i in gh.issues()] == [
         ("gitvault: deploy is flagged", "open"), ("gitvault: slipping is drifting", "open")]
