@@ -116,9 +116,9 @@ def dashboard(days: int | None, no_color: bool, html_file: str | None) -> None:
     if html_file:
         from gitvault.core.files import write_atomic
 
-        notes = view.failure_notes(vault.layout.stream("runs"))
-        write_atomic(Path(html_file), view.render_html(report, drift_rows, runs, moment, window,
-                                                       section.flag_below, notes))
+        write_atomic(Path(html_file), view.html_page(runs, vault.layout.stream("runs"), moment,
+                                                     window, section.flag_below, report,
+                                                     drift_rows))
         data["html"] = str(Path(html_file).resolve())
     color = not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     emit(data, lambda: (f"wrote {data['html']}\n" if html_file else "") + view.render_terminal(

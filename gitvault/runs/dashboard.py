@@ -386,3 +386,11 @@ threshold, red dots are days below it. Written by gitvault {e(__version__)}; thi
 nothing from anywhere.</footer>
 </body></html>
 """
+
+
+def html_page(runs: Runs, runs_folder: Path, now: datetime, window: int, threshold: float,
+              report: dict[str, dict[str, Any]], drift_rows: list[dict[str, Any]]) -> str:
+    """``dashboard --html``'s page for the analysis ``report``/``drift_rows`` of
+    ``runs``, with the latest failure notes read from ``runs_folder``."""
+    return render_html(report, drift_rows, runs, now, window, threshold,
+                       failure_notes(runs_folder))
