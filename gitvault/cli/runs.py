@@ -95,7 +95,9 @@ def drift(fail_on: bool) -> None:
 @click.option("--no-color", is_flag=True, help="Plain text (also when NO_COLOR is set or "
                                                 "output is not a terminal).")
 @click.option("--html", "html_file", metavar="FILE",
-              help="Write one self-contained HTML file with per-skill score trends.")
+              help="Also write one self-contained HTML report: summary counts, flagged and "
+                   "drifting skills first with why, a daily score chart per skill, the "
+                   "latest failure notes.")
 @global_options
 def dashboard(days: int | None, no_color: bool, html_file: str | None) -> None:
     """Skill health at a glance: flagged and drifting skills first."""
@@ -114,8 +116,9 @@ def dashboard(days: int | None, no_color: bool, html_file: str | None) -> None:
     if html_file:
         from gitvault.core.files import write_atomic
 
-        write_atomic(Path(html_file), view.render_html(report, drift_rows, runs, moment, window,
-                                                       section.flag_below))
+        write_atomic(Path(html_file), view.html_page(runs, vault.layout.stream("runs"), moment,
+                                                     window, section.flag_below, report,
+                                                     drift_rows))
         data["html"] = str(Path(html_file).resolve())
     color = not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     emit(data, lambda: (f"wrote {data['html']}\n" if html_file else "") + view.render_terminal(
