@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from gitvault.cli.common import emit, global_options, state, warn
+from gitvault.cli.common import dry_run_option, emit, global_options, state, warn
 from gitvault.skills.usage import with_warnings
 
 DAYS = click.option("--days", type=click.IntRange(min=0), default=None, metavar="N",
@@ -126,7 +126,7 @@ def dashboard(days: int | None, no_color: bool, html_file: str | None) -> None:
 
 
 @click.command()
-@click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
+@dry_run_option("Show what would change")
 @global_options
 def lifecycle(dry_run: bool) -> None:
     """Mark active skills stale: not injected for lifecycle.stale_after_days (14), or

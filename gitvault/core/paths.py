@@ -22,6 +22,20 @@ NODE_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _NODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
+class _Below:
+    """A path of VaultLayout, computed when read: ``name`` below its root, or below
+    another of its paths (``under``)."""
+
+    __slots__ = ("name", "under")
+
+    def __init__(self, name: str, under: str | None = None) -> None:
+        self.name, self.under = name, under
+
+    def __get__(self, layout: VaultLayout, owner: type | None = None) -> Path:
+        base = layout.root if self.under is None else getattr(layout, self.under)
+        return base / self.name
+
+
 class VaultLayout:
     """The folders and files of one vault rooted at ``root`` (a plain class: this
     module is on the path of record-run, which must not pay for dataclasses)."""
@@ -40,29 +54,12 @@ class VaultLayout:
     def __repr__(self) -> str:
         return f"VaultLayout({self.root!r})"
 
-    @property
-    def config(self) -> Path:
-        return self.root / CONFIG_NAME
-
-    @property
-    def gitattributes(self) -> Path:
-        return self.root / ".gitattributes"
-
-    @property
-    def skills(self) -> Path:
-        return self.root / SKILLS_DIR
-
-    @property
-    def archive(self) -> Path:
-        return self.skills / ARCHIVE_DIR
-
-    @property
-    def rejected(self) -> Path:
-        return self.skills / REJECTED_DIR
-
-    @property
-    def logs(self) -> Path:
-        return self.root / LOGS_DIR
+    config = _Below(CONFIG_NAME)
+    gitattributes = _Below(".gitattributes")
+    skills = _Below(SKILLS_DIR)
+    archive = _Below(ARCHIVE_DIR, "skills")
+    rejected = _Below(REJECTED_DIR, "skills")
+    logs = _Below(LOGS_DIR)
 
     def skill_dir(self, name: str, *, archived: bool = False) -> Path:
         return (self.archive if archived else self.skills) / name
