@@ -162,14 +162,18 @@ def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:
                                   "commits, e.g. with 'git rebase -i', then sync again)")
             names, versions, records = _counts(top, theirs, head, skills_dir, logs_dir)
             result["out"] = {"skills": len(names), "versions": versions, "records": records}
-            if gitops.push(top, remote, name, head):
+            rejected = gitops.push(top, remote, name, head)
+            if rejected is None:
                 result["pushed"] = True
                 break
             result["retries"] += 1
             if time.monotonic() >= deadline:
+                lock = gitops.held_lock(rejected)
+                why = (f"{remote}'s branch stayed locked: {lock} exists; if no push is "
+                       "running there, a push that crashed left it: remove it") if lock \
+                    else f"others keep pushing to {remote}"
                 raise Conflict(f"sync gave up after {result['retries']} rejected pushes "
-                               f"(others keep pushing to {remote}); nothing is lost: run "
-                               "'gitvault sync' again")
+                               f"({why}); nothing is lost: run 'gitvault sync' again")
             pause = random.uniform(0, min(2.0, 0.05 * 2 ** min(result["retries"], 6)))
             time.sleep(min(pause, max(deadline - time.monotonic(), 0)))
         if merged:  # once, not per round: it re-gates what came in (SPEC §1)

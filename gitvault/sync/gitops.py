@@ -9,6 +9,7 @@ both (only while no git process works in this repository) so a rerun needs nothi
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from gitvault.core import git
@@ -57,19 +58,27 @@ def fetch(top: Path, remote: str, name: str) -> str | None:
     return rev(top, remote_ref(remote, name))
 
 
-def push(top: Path, remote: str, name: str, sha: str) -> bool:
-    """Push ``sha`` to ``remote``'s branch ``name`` without force: True when it landed,
-    False when the remote moved meanwhile (fetch, merge and try again)."""
+def push(top: Path, remote: str, name: str, sha: str) -> str | None:
+    """Push ``sha`` to ``remote``'s branch ``name`` without force: None when it landed,
+    else what git said when the remote refused it because it moved meanwhile or its
+    ref was locked by another push (fetch, merge and try again)."""
     proc = git.git(top, "push", "-q", "--no-verify", remote, f"{sha}:refs/heads/{name}",
                    check=False)
     if proc.returncode == 0:
         git.git(top, "update-ref", remote_ref(remote, name), sha, check=False)
-        return True
+        return None
     text = proc.stderr.decode("utf-8", "replace")
     if any(mark in text for mark in REJECTED):
-        return False
+        return text
     lines = text.strip().splitlines()
     raise GitError(f"git push {remote} failed: {lines[-1] if lines else proc.returncode}")
+
+
+def held_lock(rejection: str) -> str | None:
+    """The lock file a refused push names (``Unable to create '...lock': File exists``):
+    another push holds it, or a push that crashed on the remote left it behind."""
+    match = re.search(r"Unable to create '([^']+\.lock)': File exists", rejection)
+    return match.group(1) if match else None
 
 
 def is_ancestor(top: Path, older: str, newer: str) -> bool:

@@ -25,6 +25,11 @@ def test_a_sync_killed_at_random_moments_loses_nothing(tmp_path: Path) -> None:
     a.ok("skill", "create", "deploy", "--description", "Deploy it", "--content", "v1")
     fleet.converge()
     root = fleet.clones["node-0"]
+    # The remote's side of a push (git-receive-pack) is a server's process, which a
+    # client's death does not kill; with a path remote it would be a child of this
+    # clone's git push, so it gets a session of its own (as on a server). Killed with
+    # the push, it could leave the remote's ref locked for good (a test of its own).
+    git(root, "config", "remote.origin.receivepack", "setsid git-receive-pack")
     killed, recovered, span = 0, 0, 1.0  # span: how long the last whole sync took
     for attempt in range(TRIES):
         for n in range(3):

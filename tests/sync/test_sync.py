@@ -184,6 +184,28 @@ def test_outgoing_secrets_are_refused_and_nothing_is_pushed(tmp_path: Path) -> N
     assert git(fleet.bare, "rev-parse", "main") == before
 
 
+def test_a_remote_branch_left_locked_is_named_when_sync_gives_up(tmp_path: Path) -> None:
+    """A push that crashed on the remote leaves its ref's lock file there: every later
+    push is refused. Sync retries as for a race, then says which file blocks it."""
+    fleet = Fleet(tmp_path)
+    gv = fleet.gv("node-0")
+    gv.ok("record-run", "--agent", "a", "--skill", "s", "--task", "t", "--result",
+          "success", "--score", "1")
+    gv.ok("sync")
+    lock = fleet.bare / "refs" / "heads" / "main.lock"
+    lock.write_text("")
+    gv.ok("record-run", "--agent", "a", "--skill", "s", "--task", "t2", "--result",
+          "success", "--score", "1")
+    before = git(fleet.bare, "rev-parse", "main")
+    result = gv("sync", env={"GITVAULT_SYNC_TIMEOUT_S": "0.3"})
+    assert result.code == 3
+    assert "main.lock exists; if no push is running there, a push that crashed left it: " \
+           "remove it" in result.err and str(fleet.bare) in result.err
+    assert git(fleet.bare, "rev-parse", "main") == before
+    lock.unlink()
+    assert gv.ok("sync", "--json").json()["out"]["records"] == 1
+
+
 def test_a_push_refused_until_the_cap_is_exit_3_and_loses_nothing(tmp_path: Path) -> None:
     fleet = Fleet(tmp_path)
     hook = fleet.bare / "hooks" / "pre-receive"
