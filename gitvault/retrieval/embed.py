@@ -23,6 +23,7 @@ from typing import Protocol
 
 from gitvault.errors import InvalidInput
 from gitvault.retrieval.documents import DocInfo
+from gitvault.retrieval.sql import writing
 from gitvault.retrieval.tokens import tokenize
 
 CONFIG_KEY = "gitvault.embed-model"
@@ -169,15 +170,10 @@ def dense_scores(corpus: Documents, embedder: Embedder, query: str,
                if not blob or cached.get(info.folder, ("", b""))[0] != blob]
     fresh = embedder.encode([doc_text(i.name, i.description) for i, _ in missing]) if missing else []
     if conn is not None and missing:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with writing(conn):
             conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
                              [(i.folder, embedder.id, blob, pack(v))
                               for (i, blob), v in zip(missing, fresh, strict=True)])
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
     new = {i.folder: v for (i, _), v in zip(missing, fresh, strict=True)}
     vectors = [(i.folder, new[i.folder] if i.folder in new else unpack(cached[i.folder][1]))
                for i, _ in docs]

@@ -26,12 +26,13 @@ import json
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitvault.core.records import LineWarning, stream_files, ts_sort_key
+from gitvault.retrieval.sql import KEYS, select_in, writing
 from gitvault.retrieval.tokens import tokenize
 
 SCHEMA = """
@@ -129,8 +130,7 @@ def refresh(conn: sqlite3.Connection, events_dir: Path | None) -> EventsRefresh:
     restart, todo = _stale(conn, files)
     if not restart and not todo:
         return EventsRefresh()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with writing(conn):
         restart, todo = _stale(conn, files)
         if restart:
             for table in TABLES:
@@ -140,11 +140,6 @@ def refresh(conn: sqlite3.Connection, events_dir: Path | None) -> EventsRefresh:
         for path, offset, lines in todo:
             fold.read(path, offset, lines)
         fold.run()
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return EventsRefresh(len(todo), fold.folded, restart)
 
 
@@ -175,11 +170,6 @@ def _names(refs: object) -> list[str]:
 def _each(refs: object) -> list[str]:
     """Every reference's skill name, repeats kept (as the usage counts take them)."""
     return [str(ref).split("@")[0] for ref in refs] if isinstance(refs, list) else []
-
-
-def _chunks(values: list[str], size: int = 500) -> Iterator[list[str]]:
-    for start in range(0, len(values), size):
-        yield values[start:start + size]
 
 
 class _Fold:
@@ -220,11 +210,8 @@ class _Fold:
                            _tail_hash(data[:end][-_TAIL:])))
 
     def _existing(self, table: str, ids: list[str]) -> set[str]:
-        found: set[str] = set()
-        for chunk in _chunks(ids):
-            found.update(row[0] for row in self.conn.execute(
-                f"SELECT id FROM {table} WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
-        return found
+        return {row[0] for row in select_in(self.conn, f"SELECT id FROM {table} "
+                                            f"WHERE id IN ({KEYS})", ids)}
 
     def run(self) -> None:
         conn = self.conn
@@ -235,17 +222,15 @@ class _Fold:
                                         self._existing("outcomes", outcome_ids))
         wanted = sorted({str(r["injection"]) for _, r in self.items
                          if r.get("op") == "outcome" and isinstance(r.get("injection"), str)})
-        terms_of: dict[str, str] = {}  # injection id -> its prompt's terms
-        for chunk in _chunks(wanted):
-            terms_of.update(conn.execute(f"SELECT id, terms FROM injections WHERE id IN "
-                                         f"({', '.join('?' * len(chunk))})", chunk).fetchall())
+        # injection id -> its prompt's terms
+        terms_of: dict[str, str] = dict(select_in(
+            conn, f"SELECT id, terms FROM injections WHERE id IN ({KEYS})", wanted))
         waiting: dict[str, list[list[Any]]] = {}  # injection -> [outcome id, success, skills, applied, old]
-        for chunk in _chunks(sorted(set(inject_ids))):
-            for oid, injection, success, skills in conn.execute(
-                    "SELECT id, injection, success, skills FROM outcomes WHERE applied = 0 AND "
-                    f"injection IN ({', '.join('?' * len(chunk))})", chunk):
-                waiting.setdefault(injection, []).append(
-                    [oid, bool(success), skills.split("\n") if skills else [], 0, True])
+        for oid, injection, success, skills in select_in(
+                conn, "SELECT id, injection, success, skills FROM outcomes WHERE applied = 0 "
+                f"AND injection IN ({KEYS})", sorted(set(inject_ids))):
+            waiting.setdefault(injection, []).append(
+                [oid, bool(success), skills.split("\n") if skills else [], 0, True])
         seen_injections, seen_outcomes = set(old_injections), set(old_outcomes)
         new_injections: list[tuple[str, str]] = []
         new_outcomes: list[tuple[str, list[Any]]] = []  # (injection, its entry)

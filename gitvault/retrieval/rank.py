@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gitvault.retrieval import embed, learning
-from gitvault.retrieval.documents import FIELDS, DocInfo, Document
+from gitvault.retrieval.documents import FIELDS, DocInfo, Document, SkillInfo
 
 # name and trigger weigh most, then description, tags and body (SPEC §4.1). Tuned on
 # MetaTool's dev split (bench/bench_retrieval.py): a skill's name says most.
@@ -51,13 +51,7 @@ class TermScore:
 
 
 @dataclass(frozen=True)
-class Hit:
-    name: str
-    version: int
-    state: str
-    kind: str
-    description: str
-    folder: str
+class Hit(SkillInfo):
     score: float  # BM25F times the usage and success boost
     relevance: float  # BM25F alone
     boost: float = 1.0  # the usage and success factor
