@@ -9,10 +9,8 @@ same terms, so a query word meets a skill word whatever their spelling.
   ``queries``/``query``, ``booking``/``bookings``/``book``, ``recommendations``/
   ``recommend``), with a short list of words kept as they are (``APIs``/``api``,
   ``kubernetes``, ``pandas``);
-- common English words and request phrasing ("can you", "I need", "please", "find
-  me", "give me the latest information", "any suggestions"; the last group chosen on
-  MetaTool's dev split, where these words mostly pulled in the wrong tool) and
-  one-character pieces are dropped.
+- common English words (request phrasing included: "can you", "I need", "please")
+  and one-character pieces are dropped.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from functools import lru_cache
 from gitvault.retrieval.porter import porter
 
 # Bump when the terms a text gives change: the index is rebuilt on a mismatch.
-VERSION = "4"
+VERSION = "3"
 
 _WORD = re.compile(r"[^\W_]+")
 _HUMP = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
@@ -40,10 +38,6 @@ via was we were what when where whether which while who whom why will with withi
 would yes you your yours
 may might must shall need needs want wants wanted like please let im ive id dont cant
 hi hello thanks thank
-find finding finds specific specifically latest current currently provide provides
-provided providing information info details detail help helps assist assistance
-suggest suggestion suggestions list request include including available give tell
-know get looking look show prefer preference preferences
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
