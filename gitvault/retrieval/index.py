@@ -32,7 +32,7 @@ from gitvault.retrieval.rank import DocInfo, Evidence, Posting, weighted_tf_sql
 from gitvault.retrieval.sql import KEYS, select_in, writing
 
 INDEX_FILE = "search.sqlite"
-SCHEMA_ID = f"gitvault-search/5 learning/1 tokens/{tokens.VERSION} fields/{','.join(FIELDS)}"
+SCHEMA_ID = f"gitvault-search/6 learning/2 tokens/{tokens.VERSION} fields/{','.join(FIELDS)}"
 # A file modified this close to (or after) the moment it was indexed is "racy":
 # its timestamp cannot show a later change of the same size, so its hash is checked.
 RACY_NS = 2_000_000_000
@@ -94,13 +94,14 @@ class Index:
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             if row is not None and row[0] == SCHEMA_ID:  # another process just made it
                 return
-            for table in ("postings", "docs", "vectors", *learning.TABLES):
+            for table in ("postings", "docs", *embed.VECTOR_TABLES, *learning.TABLES):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
             learning.create(conn)
-            conn.execute(embed.VECTOR_SCHEMA)
+            for statement in embed.VECTOR_SCHEMA:
+                conn.execute(statement)
             conn.execute("DELETE FROM meta")
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_ID,))
 
@@ -292,6 +293,9 @@ class Index:
 
     def learned(self, folders: Iterable[str]) -> dict[str, dict[str, int]]:
         return learning.stats(self.conn, folders)
+
+    def evidence_prompts(self, per_skill: int) -> list[tuple[str, str, str]]:
+        return learning.evidence_prompts(self.conn, per_skill)
 
     def field_counts(self, term: str, folders: list[str]
                      ) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:

@@ -124,6 +124,9 @@ class Corpus(Protocol):
     def learned(self, folders: Iterable[str]) -> dict[str, dict[str, int]]:
         """usage / success / failure of the given folders, from the events log."""
 
+    def evidence_prompts(self, per_skill: int) -> list[tuple[str, str, str]]:
+        """(skill, injection id, prompt) of each skill's last successful injections."""
+
     def field_counts(self, term: str, folders: list[str]
                      ) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
         """(counts per field, lengths per field) of ``term`` in the given folders."""
@@ -172,6 +175,11 @@ class MemoryCorpus:
 
     def learned(self, folders: Iterable[str]) -> dict[str, dict[str, int]]:
         return learning.stats(self.learning, folders) if self.learning is not None else {}
+
+    def evidence_prompts(self, per_skill: int) -> list[tuple[str, str, str]]:
+        if self.learning is None:
+            return []
+        return learning.evidence_prompts(self.learning, per_skill)
 
     def field_counts(self, term: str, folders: list[str]
                      ) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
