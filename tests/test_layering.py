@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"vault"},
     {"sync"},
     {"__init__"},
-    {"mcp"},  # DESIGN: cli -> (mcp, ci, sync) -> vault
+    {"mcp", "ci"},  # DESIGN: cli -> (mcp, ci, sync) -> vault
     {"cli"},
     {"__main__"},
 ]

@@ -48,6 +48,7 @@ class LazyGroup(click.Group):
         "mcp": "gitvault.cli.mcp_cmd:mcp",
         "agent-skill": "gitvault.cli.interchange:agent_skill",
         "sync": "gitvault.cli.sync:sync",
+        "ci": "gitvault.cli.ci:ci",
     }
 
     # What `gitvault --help` lists, so it need not import every command module.
@@ -77,6 +78,7 @@ class LazyGroup(click.Group):
         "mcp": "Serve the vault to an MCP client on stdio.",
         "agent-skill": "Install the agent-facing gitvault skill for an agent.",
         "sync": "Commit pending records, fetch, merge and push.",
+        "ci": "The GitHub workflow's steps: report and issues.",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

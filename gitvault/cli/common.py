@@ -78,6 +78,17 @@ def global_options(func: F) -> F:
     return func
 
 
+def dry_run_option(shows: str) -> Callable[[F], F]:
+    """``--dry-run``: the command ``shows`` what it would do and changes nothing."""
+    return click.option("--dry-run", is_flag=True, help=f"{shows}; change nothing.")
+
+
+def unsafe_no_sandbox_option(help: str) -> Callable[[F], F]:
+    """``--unsafe-no-sandbox``: the gate may run a code skill's tests without an OS
+    sandbox where none can be had (the gate records it); ``help`` says where."""
+    return click.option("--unsafe-no-sandbox", is_flag=True, help=help)
+
+
 def emit(data: dict[str, Any], text: str | Callable[[], str] | None = None) -> None:
     """Write ``data`` as JSON with ``--json``, else ``text`` (or nothing); the vault's
     notices go to stderr."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from gitvault.cli.common import emit, global_options, note, state, warn
+from gitvault.cli.common import emit, global_options, note, state, unsafe_no_sandbox_option, warn
 from gitvault.hooks.shims import HOOKS
 from gitvault.vault.facade import Vault
 
@@ -64,8 +64,7 @@ def uninstall() -> None:
 @hooks.command()
 @click.argument("hook", type=click.Choice(HOOKS))
 @click.argument("args", nargs=-1)
-@click.option("--unsafe-no-sandbox", is_flag=True,
-              help="Let the gate run tests where no OS sandbox can be had (recorded).")
+@unsafe_no_sandbox_option("Let the gate run tests where no OS sandbox can be had (recorded).")
 @global_options
 def run(hook: str, args: tuple[str, ...], unsafe_no_sandbox: bool) -> None:
     """Run HOOK's checks now (what the installed shim does). pre-commit exits 1 with

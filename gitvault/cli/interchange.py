@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gitvault.cli.common import emit, global_options, note, state
+from gitvault.cli.common import emit, global_options, note, state, unsafe_no_sandbox_option
 
 
 def _served(vault: Any) -> list[tuple[Any, Path]]:
@@ -85,9 +85,8 @@ def export(directory: str, fmt: str, keep_extra_keys: bool, budget: int) -> None
 @click.option("--update", is_flag=True,
               help="A skill already in the vault with other content becomes a new version "
                    "(default: left as it is, and reported).")
-@click.option("--unsafe-no-sandbox", is_flag=True,
-              help="Code skills: run the gate's tests without an OS sandbox where none "
-                   "can be had (recorded).")
+@unsafe_no_sandbox_option("Code skills: run the gate's tests without an OS sandbox where "
+                          "none can be had (recorded).")
 @global_options
 def import_(directory: str, update: bool, unsafe_no_sandbox: bool) -> None:
     """Import Agent Skills folders (.claude/skills, .agents/skills, .codex/skills).

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gitvault.cli.common import emit, global_options, read_input, state, warn
+from gitvault.cli.common import dry_run_option, emit, global_options, read_input, state, warn
 
 
 def _budget(item: dict[str, Any]) -> str:
@@ -22,7 +22,7 @@ def _budget(item: dict[str, Any]) -> str:
 @click.command()
 @click.option("--summary", "summary_file", metavar="FILE|-", required=True,
               help="The session summary to learn from ('-' for stdin).")
-@click.option("--dry-run", is_flag=True, help="Show what would be stored; change nothing.")
+@dry_run_option("Show what would be stored")
 @global_options
 def extract(summary_file: str, dry_run: bool) -> None:
     """Extract a reusable skill from a session summary with the LLM.
@@ -38,16 +38,7 @@ def extract(summary_file: str, dry_run: bool) -> None:
 
 
 def _extract_text(result: dict[str, Any]) -> str:
-    status = result["status"]
-    if status == "none":
-        line = "the model found no reusable rule (NONE); nothing stored"
-    elif status == "exists":
-        line = f"skill {result['skill']} exists; nothing changed"
-    elif status == "would_create":
-        line = f"would create skill {result['skill']} (dry run; nothing changed)"
-    else:
-        line = f"created skill {result['skill']} v{result['version']} (provenance curator)"
-    lines = [line + _budget(result)]
+    lines = [_extracted(result) + _budget(result)]
     curate = result.get("curate")
     if curate:
         lines.append(f"extract run {curate['run']}: the curator ran too")
@@ -55,8 +46,19 @@ def _extract_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _extracted(result: dict[str, Any]) -> str:
+    status = result["status"]
+    if status == "none":
+        return "the model found no reusable rule (NONE); nothing stored"
+    if status == "exists":
+        return f"skill {result['skill']} exists; nothing changed"
+    if status == "would_create":
+        return f"would create skill {result['skill']} (dry run; nothing changed)"
+    return f"created skill {result['skill']} v{result['version']} (provenance curator)"
+
+
 @click.command()
-@click.option("--dry-run", is_flag=True, help="Show the merges; change nothing.")
+@dry_run_option("Show the merges")
 @global_options
 def curate(dry_run: bool) -> None:
     """Curate skills with the LLM: merge overlapping ones, archiving the merged.
@@ -71,23 +73,24 @@ def curate(dry_run: bool) -> None:
 
 
 def _curate_text(result: dict[str, Any]) -> str:
-    lines = []
-    for item in result["merges"]:
-        names = ", ".join(item["merged"])
-        if item["action"] == "refused":
-            lines.append(f"refused merge of {names} into {item['skill']}: {item['reason']}")
-        elif item["action"] == "would_merge":
-            lines.append(f"would merge {names} into {item['skill']} (dry run)" + _budget(item))
-        else:
-            lines.append(f"merged {names} into {item['skill']} v{item['version']}; archived "
-                         "the others" + _budget(item))
+    lines = [_merge(item) for item in result["merges"]]
     return "\n".join(lines) or f"the curator proposed no merge ({result['skills']} active skills)"
+
+
+def _merge(item: dict[str, Any]) -> str:
+    names = ", ".join(item["merged"])
+    if item["action"] == "refused":
+        return f"refused merge of {names} into {item['skill']}: {item['reason']}"
+    if item["action"] == "would_merge":
+        return f"would merge {names} into {item['skill']} (dry run)" + _budget(item)
+    return f"merged {names} into {item['skill']} v{item['version']}; archived the others" \
+        + _budget(item)
 
 
 @click.command()
 @click.option("--days", type=click.IntRange(min=1), default=None, metavar="N",
               help="The recent window of the health rules (default health.window_days, 7).")
-@click.option("--dry-run", is_flag=True, help="Show the diagnoses and decisions; change nothing.")
+@dry_run_option("Show the diagnoses and decisions")
 @global_options
 def improve(days: int | None, dry_run: bool) -> None:
     """Improve flagged skills with the LLM (seed §7's seven steps).
@@ -106,15 +109,12 @@ def improve(days: int | None, dry_run: bool) -> None:
 
 
 def _improve_text(result: dict[str, Any]) -> str:
-    lines = []
-    for v in result["judged"]:
-        lines.append(f"{v['skill']} v{v['version']}: {v['action'].replace('_', ' ')} (runs avg "
-                     f"{v['before'].get('avg')} before, {v['after'].get('avg')} after)"
-                     + (f"; rolled back as v{v['rollbackVersion']}" if "rollbackVersion" in v else "")
-                     + (f"; proposed on {v['branch']}" if "branch" in v else ""))
-    for v in result["pending"]:
-        lines.append(f"{v['skill']} v{v['version']}: waiting for runs ({v['after']['runs']} of "
-                     f"{v['after'].get('needed')})")
+    lines = [f"{v['skill']} v{v['version']}: {v['action'].replace('_', ' ')} (runs avg "
+             f"{v['before'].get('avg')} before, {v['after'].get('avg')} after)"
+             + (f"; rolled back as v{v['rollbackVersion']}" if "rollbackVersion" in v else "")
+             + (f"; proposed on {v['branch']}" if "branch" in v else "") for v in result["judged"]]
+    lines += [f"{v['skill']} v{v['version']}: waiting for runs ({v['after']['runs']} of "
+              f"{v['after'].get('needed')})" for v in result["pending"]]
     for d in result["decisions"]:
         title = (d.get("proposal") or {}).get("title", "")
         head = f"{d['skill']}: {d['diagnosis']}"

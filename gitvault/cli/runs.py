@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from gitvault.cli.common import emit, global_options, state, warn
+from gitvault.cli.common import dry_run_option, emit, global_options, state, warn
 from gitvault.skills.usage import with_warnings
 
 DAYS = click.option("--days", type=click.IntRange(min=0), default=None, metavar="N",
@@ -95,7 +95,9 @@ def drift(fail_on: bool) -> None:
 @click.option("--no-color", is_flag=True, help="Plain text (also when NO_COLOR is set or "
                                                 "output is not a terminal).")
 @click.option("--html", "html_file", metavar="FILE",
-              help="Write one self-contained HTML file with per-skill score trends.")
+              help="Also write one self-contained HTML report: summary counts, flagged and "
+                   "drifting skills first with why, a daily score chart per skill, the "
+                   "latest failure notes.")
 @global_options
 def dashboard(days: int | None, no_color: bool, html_file: str | None) -> None:
     """Skill health at a glance: flagged and drifting skills first."""
@@ -114,8 +116,9 @@ def dashboard(days: int | None, no_color: bool, html_file: str | None) -> None:
     if html_file:
         from gitvault.core.files import write_atomic
 
-        write_atomic(Path(html_file), view.render_html(report, drift_rows, runs, moment, window,
-                                                       section.flag_below))
+        write_atomic(Path(html_file), view.html_page(runs, vault.layout.stream("runs"), moment,
+                                                     window, section.flag_below, report,
+                                                     drift_rows))
         data["html"] = str(Path(html_file).resolve())
     color = not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     emit(data, lambda: (f"wrote {data['html']}\n" if html_file else "") + view.render_terminal(
@@ -123,7 +126,7 @@ def dashboard(days: int | None, no_color: bool, html_file: str | None) -> None:
 
 
 @click.command()
-@click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
+@dry_run_option("Show what would change")
 @global_options
 def lifecycle(dry_run: bool) -> None:
     """Mark active skills stale: not injected for lifecycle.stale_after_days (14), or

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitvault.cli.common import emit, global_options, read_input, state, warn
+from gitvault.cli.common import emit, global_options, read_input, state, unsafe_no_sandbox_option, warn
 from gitvault.skills.model import KINDS, PROVENANCES
 from gitvault.skills.usage import LIST_STATES
 
@@ -52,9 +52,8 @@ def _body(content: str | None, file: str | None, stdin: str | None) -> str | Non
 
 
 def _code_options(func: Any) -> Any:
-    func = click.option("--unsafe-no-sandbox", is_flag=True,
-                        help="Run the gate's tests even where no OS sandbox can be had "
-                             "(recorded in the gate record and the commit).")(func)
+    func = unsafe_no_sandbox_option("Run the gate's tests even where no OS sandbox can be "
+                                    "had (recorded in the gate record and the commit).")(func)
     func = click.option("--example", metavar="F", help="Code skills: an example call.")(func)
     func = click.option("--tests", metavar="F", help="Code skills: assert-based tests.")(func)
     func = click.option("--code", metavar="F", help="Code skills: the function(s).")(func)
@@ -272,8 +271,7 @@ def restore(name: str) -> None:
 @skill.command()
 @click.argument("name", required=False)
 @click.option("--all", "all_", is_flag=True, help="Verify every code skill.")
-@click.option("--unsafe-no-sandbox", is_flag=True,
-              help="Run the tests even where no OS sandbox can be had (recorded).")
+@unsafe_no_sandbox_option("Run the tests even where no OS sandbox can be had (recorded).")
 @global_options
 def verify(name: str | None, all_: bool, unsafe_no_sandbox: bool) -> None:
     """Run the verification gate on code skill NAME (or --all); exit 1 if one fails.

@@ -22,12 +22,10 @@ def summary(result: dict[str, Any]) -> str:
                      f"{c['loser']['node']}; resolved as v{c['version']} "
                      f"({c['winner']['node']}'s v{c['winner']['version']} wins, "
                      f"{c['loser']['node']}'s v{c['loser']['version']} stays in history)")
-    for lost in result["lostStarts"]:
-        lines.append(f"lost start race: {lost['pr']} was started on another node first; "
-                     f"here it is {lost['status']} again")
-    for kept in result["rescued"]:
-        lines.append(f"rescued: this clone's {', '.join(kept['paths'])} could not merge; "
-                     f"its commits are kept under {kept['ref']}")
+    lines += [f"lost start race: {lost['pr']} was started on another node first; "
+              f"here it is {lost['status']} again" for lost in result["lostStarts"]]
+    lines += [f"rescued: this clone's {', '.join(kept['paths'])} could not merge; "
+              f"its commits are kept under {kept['ref']}" for kept in result["rescued"]]
     pushed = (f"pushed to {result['remote']}/{result['branch']}" if result["pushed"]
               else "nothing to push")
     retries = f" after {result['retries']} retr{'y' if result['retries'] == 1 else 'ies'}" \

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from gitvault.errors import InvalidInput
 
-_FAST_UTC = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$")
+_FAST_UTC: list[re.Pattern[str]] = []  # compiled on first use (record-run never needs it)
 
 
 def parse_iso(text: str) -> datetime:
@@ -93,7 +93,9 @@ def ts_key(text: str) -> str:
     ``2026-01-01T00:00:00Z`` and ``2026-01-01T00:00:00.000Z`` get the same key.
     Raises InvalidInput for text that is not a timestamp.
     """
-    m = _FAST_UTC.match(text) if isinstance(text, str) else None
+    if not _FAST_UTC:
+        _FAST_UTC.append(re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$"))
+    m = _FAST_UTC[0].match(text) if isinstance(text, str) else None
     if m:
         return f"{m.group(1)}.{((m.group(2) or '') + '000000')[:6]}"
     return parse_iso(text).replace(tzinfo=None).isoformat(timespec="microseconds")

@@ -156,26 +156,29 @@ def _type_name(kind: type | tuple[type, ...]) -> str:
     return names.get(kind, str(kind)) if isinstance(kind, type) else "a value"
 
 
+def _mapping(given: Any, keys: dict[str, Any], source: str,
+             section: str | None = None) -> dict[Any, Any]:
+    """``given`` (None: empty) as a mapping of known ``keys``, the whole file or one
+    ``section`` of it; else a ConfigError naming what is wrong."""
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        raise ConfigError(f"{source}: {section} must be a mapping" if section else
+                          f"{source}: expected a mapping of sections, got {type(given).__name__}")
+    for key in given:
+        if key not in keys:
+            raise ConfigError(f"{source}: unknown key "
+                              + (f"'{section}.{key}'" if section else repr(key)))
+    return given
+
+
 def validate(raw: Any, source: str = CONFIG_NAME) -> Config:
     """Check a parsed gitvault.yaml mapping against the schema; fill in defaults."""
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: expected a mapping of sections, got {type(raw).__name__}")
+    raw = _mapping(raw, SCHEMA, source)
     sections: dict[str, Section] = {}
-    for name in raw:
-        if name not in SCHEMA:
-            raise ConfigError(f"{source}: unknown key {name!r}")
     for name, keys in SCHEMA.items():
-        given = raw.get(name)
-        if given is None:
-            given = {}
-        if not isinstance(given, dict):
-            raise ConfigError(f"{source}: {name} must be a mapping")
+        given = _mapping(raw.get(name), keys, source, name)
         values: dict[str, Any] = {}
-        for key in given:
-            if key not in keys:
-                raise ConfigError(f"{source}: unknown key '{name}.{key}'")
         for key, spec in keys.items():
             value = given.get(key, spec.default)
             if not _type_ok(value, spec.kind):

@@ -497,6 +497,14 @@ def config_flag(root: Path, key: str) -> bool:
     return proc.returncode == 0 and proc.stdout.strip() == b"true"
 
 
+def clone_allows(root: Path, env: str, key: str) -> bool:
+    """Whether this clone opts in: the environment variable ``env`` is 1, true or yes,
+    or its git config sets boolean ``key`` to true (never a committed file)."""
+    if os.environ.get(env, "").lower() in ("1", "true", "yes"):
+        return True
+    return config_flag(root, key)
+
+
 def _own_git_dir(root: Path) -> str:
     """The git dir of the work tree holding ``root`` (found by its ``.git``, as
     gitvault finds it), or os.devnull outside any: so git reads no repository config

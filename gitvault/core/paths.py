@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime
 from pathlib import Path
 
 from gitvault.errors import InvalidInput, NotFound
+
+TYPE_CHECKING = False  # typing and datetime are not imported at run time: record-run
+if TYPE_CHECKING:
+    from datetime import datetime
 
 CONFIG_NAME = "gitvault.yaml"
 SKILLS_DIR = "skills"
@@ -16,6 +19,21 @@ REJECTED_DIR = ".rejected"  # skills/.rejected/<name>/: code skills the gate ref
 LOGS_DIR = "logs"
 STREAMS = ("runs", "events", "queue", "knowledge", "gate", "improvements", "health")
 NODE_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_NODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+class _Below:
+    """A path of VaultLayout, computed when read: ``name`` below its root, or below
+    another of its paths (``under``)."""
+
+    __slots__ = ("name", "under")
+
+    def __init__(self, name: str, under: str | None = None) -> None:
+        self.name, self.under = name, under
+
+    def __get__(self, layout: VaultLayout, owner: type | None = None) -> Path:
+        base = layout.root if self.under is None else getattr(layout, self.under)
+        return base / self.name
 
 
 class VaultLayout:
@@ -36,29 +54,12 @@ class VaultLayout:
     def __repr__(self) -> str:
         return f"VaultLayout({self.root!r})"
 
-    @property
-    def config(self) -> Path:
-        return self.root / CONFIG_NAME
-
-    @property
-    def gitattributes(self) -> Path:
-        return self.root / ".gitattributes"
-
-    @property
-    def skills(self) -> Path:
-        return self.root / SKILLS_DIR
-
-    @property
-    def archive(self) -> Path:
-        return self.skills / ARCHIVE_DIR
-
-    @property
-    def rejected(self) -> Path:
-        return self.skills / REJECTED_DIR
-
-    @property
-    def logs(self) -> Path:
-        return self.root / LOGS_DIR
+    config = _Below(CONFIG_NAME)
+    gitattributes = _Below(".gitattributes")
+    skills = _Below(SKILLS_DIR)
+    archive = _Below(ARCHIVE_DIR, "skills")
+    rejected = _Below(REJECTED_DIR, "skills")
+    logs = _Below(LOGS_DIR)
 
     def skill_dir(self, name: str, *, archived: bool = False) -> Path:
         return (self.archive if archived else self.skills) / name
@@ -81,9 +82,11 @@ class VaultLayout:
             raise InvalidInput(f"unknown log stream {stream!r}")
         return self.logs / stream
 
-    def log_file(self, stream: str, node: str, moment: datetime) -> Path:
-        """Where ``node`` appends ``stream`` records written at ``moment``."""
-        return self.stream(stream) / f"{moment.year:04d}-{moment.month:02d}" / f"{node}.jsonl"
+    def log_file(self, stream: str, node: str, moment: datetime | str) -> Path:
+        """Where ``node`` appends ``stream`` records written at ``moment`` (a datetime,
+        or a record's ``ts`` text: its month is the folder)."""
+        month = moment[:7] if isinstance(moment, str) else f"{moment.year:04d}-{moment.month:02d}"
+        return self.stream(stream) / month / f"{node}.jsonl"
 
     @property
     def git_dir(self) -> Path | None:
@@ -258,7 +261,8 @@ def skill_name(raw: str) -> str:
 
 def host_node() -> str:
     """The host name reduced to ``[a-z0-9-]``."""
-    reduced = re.sub(r"[^a-z0-9]+", "-", os.uname().nodename.lower()).strip("-")
+    chars = [c if c in _NODE_CHARS else " " for c in os.uname().nodename.lower()]
+    reduced = "-".join("".join(chars).split())  # each run of other characters: one hyphen
     return reduced[:64].strip("-") or "node"
 
 

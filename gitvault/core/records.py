@@ -16,11 +16,8 @@ import fcntl
 import json
 import os
 import time
-from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from gitvault.core import clock
 from gitvault.core.paths import SymlinkRefused, find_git_dir, open_below
 from gitvault.core.redact import redact_record
 from gitvault.errors import InvalidInput
@@ -28,19 +25,19 @@ from gitvault.errors import InvalidInput
 TYPE_CHECKING = False  # typing is not imported at run time: record-run starts fast
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
+    from datetime import datetime
     from typing import Any
 
     PathLike = str | os.PathLike[str]
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_MILLISECOND = timedelta(milliseconds=1)
 _SETTLE = 0.2  # seconds a torn tail must stay unchanged before it is repaired
 _SETTLE_MAX = 2.0  # never wait longer than this for a tail to settle
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 TORN_SUFFIX = ".torn"  # <file>.jsonl.torn: lines a log could not keep, kept aside
 TORN_PATTERN = "*.jsonl.torn"
 _SHOWN_MAX = 60  # characters of a bad value quoted in a warning
+_TS_KEY: list[Callable[[str], str]] = []  # clock.ts_key, once a reader needs it
 # [milliseconds, random part] of this process's latest id.
 _last_id = [-1, 0]
 
@@ -55,9 +52,11 @@ def new_id(moment: datetime | None = None) -> str:
     if moment is None:
         ms = time.time_ns() // 1_000_000
     else:
+        from datetime import datetime, timedelta, timezone
+
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=timezone.utc)
-        ms = (moment - _EPOCH) // _MILLISECOND
+        ms = (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(milliseconds=1)
     if not 0 <= ms < 1 << 48:
         raise InvalidInput(f"time out of range for an id: {moment!r}")
     last_ms, last_rand = _last_id
@@ -74,6 +73,19 @@ def new_id(moment: datetime | None = None) -> str:
     return "".join(reversed(chars))
 
 
+def now_iso() -> str:
+    """Now as a new record's ``ts``: :func:`gitvault.core.clock.now_iso`, but on the
+    system clock without loading ``datetime`` (a millisecond of record-run's start)."""
+    if os.environ.get("GITVAULT_NOW"):
+        from gitvault.core.clock import now_iso
+
+        return now_iso()
+    ms = time.time_ns() // 1_000_000
+    t = time.gmtime(ms // 1000)
+    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
+            f"{t.tm_sec:02d}.{ms % 1000:03d}Z")
+
+
 def stamp(record: dict[str, Any], node: str) -> dict[str, Any]:
     """A copy of *record* with ``id``, ``ts`` and ``node`` filled in where missing.
 
@@ -81,7 +93,7 @@ def stamp(record: dict[str, Any], node: str) -> dict[str, Any]:
     """
     stamped: dict[str, Any] = {
         "id": record.get("id") or new_id(),
-        "ts": record.get("ts") or clock.now_iso(),
+        "ts": record.get("ts") or now_iso(),
     }
     for key, value in record.items():
         if key not in ("id", "ts", "node"):
@@ -376,16 +388,30 @@ def move_bad_lines(path: PathLike, keep: int) -> list[tuple[int, str]]:
         os.close(fd)
 
 
-@contextmanager
-def locked(path: PathLike) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on the lock file *path*, created with parents."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the last descriptor releases the lock
+def locked(path: PathLike) -> _Lock:
+    """Hold an exclusive ``flock`` on the lock file *path*, created with parents (a
+    context manager; a class rather than ``contextlib``, which the hot path would pay
+    for at import)."""
+    return _Lock(path)
+
+
+class _Lock:
+    __slots__ = ("fd", "path")
+
+    def __init__(self, path: PathLike) -> None:
+        self.path, self.fd = path, -1
+
+    def __enter__(self) -> None:
+        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)  # closing the last descriptor releases the lock
 
 
 class LineWarning:
@@ -575,8 +601,12 @@ def ts_sort_key(ts: object) -> tuple[str, str | None]:
     if ts is None:
         return "", "missing ts"
     if isinstance(ts, str):
+        if not _TS_KEY:  # the clock (and datetime) load on the first read, not on append
+            from gitvault.core.clock import ts_key
+
+            _TS_KEY.append(ts_key)
         try:
-            return clock.ts_key(ts), None
+            return _TS_KEY[0](ts), None
         except InvalidInput:
             pass
     shown = repr(ts)

@@ -31,7 +31,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from gitvault.core.config import defaults
 from gitvault.core.git import kill_group
 
 NOBODY = 65534
@@ -58,10 +60,17 @@ runpy.run_path({script!r}, run_name="__main__")
 
 @dataclass(frozen=True)
 class Limits:
-    memory_mb: int = 1024
-    file_size_mb: int = 16
-    open_files: int = 64
-    timeout_s: int = 10
+    """What one sandboxed run may use: gitvault.yaml's sandbox section, and verify's
+    timeout."""
+
+    memory_mb: int
+    file_size_mb: int
+    open_files: int
+    timeout_s: int
+
+    @classmethod
+    def from_config(cls, verify: Any, sandbox: Any) -> Limits:
+        return cls(sandbox.memory_mb, sandbox.file_size_mb, sandbox.open_files, verify.timeout_s)
 
 
 @dataclass
@@ -208,7 +217,8 @@ def run(folder: Path, script: str, limits: Limits, method: str) -> Run:
 def _probe(method: str) -> bool:
     folder = prepare({"probe.py": "import os\nassert os.getuid() != 0\n"})
     try:
-        result = run(folder, "probe.py", Limits(timeout_s=10), method)
+        config = defaults()
+        result = run(folder, "probe.py", Limits.from_config(config.verify, config.sandbox), method)
         return result.ok
     except OSError:
         return False

@@ -48,11 +48,6 @@ def evidence_hash(files: dict[str, str]) -> str:
     return digest.hexdigest()
 
 
-def limits_from(verify_cfg: Any, sandbox_cfg: Any) -> sandbox.Limits:
-    return sandbox.Limits(memory_mb=sandbox_cfg.memory_mb, file_size_mb=sandbox_cfg.file_size_mb,
-                          open_files=sandbox_cfg.open_files, timeout_s=verify_cfg.timeout_s)
-
-
 def _failure(step: str, run: sandbox.Run, limits: sandbox.Limits) -> Reason:
     """A clear reason for a failed run: the rule, the file and line, what happened."""
     rule = "tests" if step == TESTS else "example"
@@ -108,7 +103,7 @@ def verify(files: dict[str, str], verify_cfg: Any, sandbox_cfg: Any, *,
                           "namespaces); install bubblewrap, or pass --unsafe-no-sandbox to "
                           "run the tests without one (recorded)")]
     if not reasons:
-        limits = limits_from(verify_cfg, sandbox_cfg)
+        limits = sandbox.Limits.from_config(verify_cfg, sandbox_cfg)
         for script in (TESTS, EXAMPLE):
             steps.append(script)
             failed = run_script(files, script, limits, method or "none")

@@ -6,7 +6,6 @@ ref (``refs/heads/main``, the default ``HEAD``) watches the commit it points at.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -27,9 +26,7 @@ LOCAL_NOT_ALLOWED = ("a local repository (a path or file://) is read only where 
 def local_remotes_allowed(root: Any) -> bool:
     """Whether this clone (its git config or the environment) lets git-ref sources read
     repositories on this machine."""
-    if os.environ.get("GITVAULT_ALLOW_LOCAL_REMOTES", "").lower() in ("1", "true", "yes"):
-        return True
-    return git.config_flag(root, "gitvault.allow-local-remotes")
+    return git.clone_allows(root, "GITVAULT_ALLOW_LOCAL_REMOTES", "gitvault.allow-local-remotes")
 
 
 def check(source: dict[str, Any], ctx: Context) -> Observation:

@@ -7,19 +7,19 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from gitvault.knowledge import command, filehash, gitref, npm, pypi
+from gitvault.knowledge import command, filehash, gitref, registries
 from gitvault.knowledge.model import Context, Observation
 
 Checker = Callable[[dict[str, Any], Context], Observation]
 
 CHECKERS: dict[str, Checker] = {
-    "pypi": pypi.check,
-    "npm": npm.check,
+    "pypi": registries.PYPI.check,
+    "npm": registries.NPM.check,
     "file": filehash.check,
     "git-ref": gitref.check,
     "command": command.check,
 }
-NETWORK: dict[str, bool] = {"pypi": pypi.NETWORK, "npm": npm.NETWORK,
+NETWORK: dict[str, bool] = {"pypi": registries.NETWORK, "npm": registries.NETWORK,
                             "file": filehash.NETWORK, "git-ref": gitref.NETWORK,
                             "command": command.NETWORK}
 PERIODS = {1: timedelta(hours=6), 2: timedelta(hours=12), 3: timedelta(days=7)}

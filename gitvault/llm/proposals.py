@@ -38,8 +38,7 @@ class Proposal:
     extras: dict[str, Any] = field(default_factory=dict)  # keys outside the body: refused
 
     def scores(self) -> dict[str, Any]:
-        return {"title": self.title, "relevance": self.relevance, "safety": self.safety,
-                "effort": self.effort}
+        return {"title": self.title, **{name: getattr(self, name) for name in SCORES}}
 
 
 @dataclass
@@ -68,6 +67,13 @@ def score(value: Any, what: str, answer: str) -> float:
     return number
 
 
+def _text(value: Any, expected: str, answer: str) -> str:
+    """``value`` if it is text with more than white space; else the answer is malformed."""
+    if not isinstance(value, str) or not value.strip():
+        raise malformed(f"{expected} ({IMPROVE_EXPECTED})", answer)
+    return value
+
+
 def _json_candidates(answer: str) -> list[Any]:
     texts = [m.group(1) for m in re.finditer(r"(?:`{3,}|~{3,})[\w+-]*[ \t]*\n(.*?)\n[ \t]*(?:`{3,}|~{3,})",
                                              answer, re.S)]
@@ -84,9 +90,8 @@ def _json_candidates(answer: str) -> list[Any]:
 
 
 def _proposal(raw: dict[str, Any], answer: str) -> Proposal:
-    title, content = raw.get("title"), raw.get("content")
-    if not isinstance(content, str) or not content.strip():
-        raise malformed(f"every proposal with a non-empty content ({IMPROVE_EXPECTED})", answer)
+    title = raw.get("title")
+    content = _text(raw.get("content"), "every proposal with a non-empty content", answer)
     values = {k: score(raw.get(k), k, answer) for k in SCORES}
     extras = {k: v for k, v in raw.items()
               if k not in ("title", "content", *SCORES) and k.lower() not in HARMLESS}
@@ -95,9 +100,8 @@ def _proposal(raw: dict[str, Any], answer: str) -> Proposal:
 
 
 def _from_json(data: dict[str, Any], answer: str) -> Diagnosis:
-    diagnosis, proposals = data.get("diagnosis"), data.get("proposals")
-    if not isinstance(diagnosis, str) or not diagnosis.strip():
-        raise malformed(f"a non-empty diagnosis ({IMPROVE_EXPECTED})", answer)
+    diagnosis = _text(data.get("diagnosis"), "a non-empty diagnosis", answer)
+    proposals = data.get("proposals")
     if not isinstance(proposals, list) or not proposals or \
             not all(isinstance(p, dict) for p in proposals):
         raise malformed(f"a list of 1-3 proposal objects ({IMPROVE_EXPECTED})", answer)

@@ -14,18 +14,27 @@ node run code.
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from gitvault.core import git
+from gitvault.core.program import ProgramFailed, run_program
 from gitvault.errors import LLMError
 
 DEFAULT_TIMEOUT_S = 300.0
 MAX_ANSWER_BYTES = 1 << 20  # an answer is a skill or three; more is a runaway program
+FAILED = {  # ProgramFailed.reason -> the message
+    "unparsable": "the LLM command {command!r} cannot be parsed: {e.detail}",
+    "empty": "the LLM command is empty (GITVAULT_LLM_CMD / gitvault.llm-command)",
+    "cannot_run": "the LLM command {e.argv0!r} cannot run: {e.detail}",
+    "bad_argument": "the LLM command {e.argv0!r} cannot run: {e.detail}",
+    "too_large": ("the LLM command {e.argv0!r} answered more than {mib} MiB: refused "
+                  "(nothing changed)"),
+    "timeout": "the LLM command {e.argv0!r} gave no answer within {timeout:g} s",
+    "exited": "the LLM command {e.argv0!r} failed (exit {e.returncode}){why}",
+}
 NO_PROVIDER = ("no LLM provider: set GITVAULT_LLM_CMD or 'git config gitvault.llm-command "
                "\"llm -m MODEL\"' (any command that reads the prompt on stdin and answers on "
                "stdout, e.g. 'ollama run llama3'), or install gitvault[llm] and set "
@@ -57,33 +66,16 @@ class CommandProvider:
 
     def complete(self, prompt: str) -> str:
         try:
-            argv = shlex.split(self.command)
-        except ValueError as exc:
-            raise LLMError(f"the LLM command {self.command!r} cannot be parsed: {exc}") from None
-        if not argv:
-            raise LLMError("the LLM command is empty (GITVAULT_LLM_CMD / gitvault.llm-command)")
-        try:
-            proc = subprocess.Popen(argv, cwd=self.cwd, stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    start_new_session=True)
-        except OSError as exc:
-            raise LLMError(f"the LLM command {argv[0]!r} cannot run: {exc.strerror or exc}") from None
-        try:
-            out, err = git.communicate_capped(proc, prompt.encode("utf-8"), self.timeout,
-                                              MAX_ANSWER_BYTES)
-        except git.OutputTooLarge:
-            raise LLMError(f"the LLM command {argv[0]!r} answered more than "
-                           f"{MAX_ANSWER_BYTES >> 20} MiB: refused (nothing changed)") from None
-        except subprocess.TimeoutExpired:  # its process group is killed
-            raise LLMError(f"the LLM command {argv[0]!r} gave no answer within "
-                           f"{self.timeout:g} s") from None
-        if proc.returncode != 0:
-            why = _one_line(err.decode("utf-8", "replace"))
-            raise LLMError(f"the LLM command {argv[0]!r} failed (exit {proc.returncode})"
-                           + (f": {why}" if why else ""))
-        answer = out.decode("utf-8", "replace")
+            ran = run_program(self.command, cwd=self.cwd, stdin=prompt.encode("utf-8"),
+                              timeout=self.timeout, limit=MAX_ANSWER_BYTES)
+        except ProgramFailed as exc:
+            why = _one_line(exc.stderr)
+            raise LLMError(FAILED[exc.reason].format(
+                e=exc, command=self.command, timeout=self.timeout, mib=MAX_ANSWER_BYTES >> 20,
+                why=f": {why}" if why else "")) from None
+        answer = ran.stdout.decode("utf-8", "replace")
         if not answer.strip():
-            raise LLMError(f"the LLM command {argv[0]!r} answered nothing")
+            raise LLMError(f"the LLM command {ran.argv0!r} answered nothing")
         return answer
 
 

@@ -10,7 +10,8 @@ the client's first request.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -21,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from gitvault import __version__
-from gitvault.mcp import skills, tools
+from gitvault.mcp import paging, skills, tools
 
 Describe = Callable[[BaseException], tuple[str, str, int]]
 
@@ -54,7 +55,10 @@ class SkillsExtension(Extension):
                 MethodBinding("skills/get", GetSkillParams, self._get)]
 
     async def _list(self, ctx: Any, params: Any) -> dict[str, Any]:
-        return skills.list_result(self.open_vault())
+        with _cursor_errors():
+            items, cursor = paging.page(skills.served(self.open_vault()), lambda s: s.name,
+                                        _cursor(params), "skills/list")
+        return skills.list_result(items, cursor)
 
     async def _get(self, ctx: Any, params: GetSkillParams) -> dict[str, Any]:
         try:
@@ -62,6 +66,19 @@ class SkillsExtension(Extension):
         except Exception as exc:
             raise MCPError(code=INVALID_PARAMS, message=str(exc), data={"uri": params.uri}) \
                 from None
+
+
+def _cursor(params: Any) -> str | None:
+    return getattr(params, "cursor", None) if params is not None else None
+
+
+@contextmanager
+def _cursor_errors() -> Iterator[None]:
+    """A bad cursor is the client's error: invalid params, with the reason."""
+    try:
+        yield
+    except paging.InvalidCursor as exc:
+        raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
 
 
 def _tool_result(data: Any, error: bool = False) -> types.CallToolResult:
@@ -76,10 +93,13 @@ def build(open_vault: tools.OpenVault, run_hot: tools.RunHot, describe: Describe
     ctx = tools.Context(open_vault, run_hot)
 
     async def list_tools(_: Any, params: Any) -> types.ListToolsResult:
+        with _cursor_errors():
+            chosen, cursor = paging.page(tools.TOOLS, lambda t: t.name, _cursor(params),
+                                         "tools/list")
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, description=t.description, input_schema=t.schema(),
                        annotations=types.ToolAnnotations(read_only_hint=t.read_only))
-            for t in tools.TOOLS])
+            for t in chosen], next_cursor=cursor)
 
     async def call_tool(_: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
@@ -90,9 +110,11 @@ def build(open_vault: tools.OpenVault, run_hot: tools.RunHot, describe: Describe
         return _tool_result(data)
 
     async def list_resources(_: Any, params: Any) -> types.ListResourcesResult:
-        rows = skills.resource_list(open_vault())
+        with _cursor_errors():
+            rows, cursor = paging.page(skills.resource_list(open_vault()), lambda r: r["uri"],
+                                       _cursor(params), "resources/list")
         return types.ListResourcesResult(resources=[types.Resource.model_validate(r)
-                                                    for r in rows])
+                                                    for r in rows], next_cursor=cursor)
 
     async def read_resource(_: Any, params: types.ReadResourceRequestParams
                             ) -> types.ReadResourceResult:

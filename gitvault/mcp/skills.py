@@ -96,9 +96,14 @@ def entry(item: Served) -> dict[str, Any]:
     return {"uri": uri(item.name), "frontmatter": item.frontmatter, "resources": resources}
 
 
-def list_result(vault: Any) -> dict[str, Any]:
-    return {"resultType": "complete", "skills": [entry(s) for s in served(vault)],
-            "ttlMs": TTL_MS, "cacheScope": CACHE_SCOPE}
+def list_result(items: list[Served], next_cursor: str | None = None) -> dict[str, Any]:
+    """A ``skills/list`` page: these skills' entries, and ``nextCursor`` while more
+    remain."""
+    result: dict[str, Any] = {"resultType": "complete", "skills": [entry(s) for s in items],
+                              "ttlMs": TTL_MS, "cacheScope": CACHE_SCOPE}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result
 
 
 def split_uri(value: str) -> tuple[str, str]:

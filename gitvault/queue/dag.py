@@ -57,27 +57,29 @@ def parse_dag(data: bytes, source: str) -> DagSpec:
     return check_dag(raw, source)
 
 
+def _text(value: Any, what: str) -> str:
+    """``value`` stripped, if it is non-empty text; else an InvalidInput naming ``what``."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{what} must be non-empty text")
+    return value.strip()
+
+
 def check_dag(raw: Any, source: str) -> DagSpec:
     if not isinstance(raw, dict):
         raise InvalidInput(f"{source}: a DAG file is a mapping with dagId and tasks")
     unknown = sorted(str(k) for k in raw if k not in ("dagId", "tasks"))
     if unknown:
         raise InvalidInput(f"{source}: unknown key {unknown[0]!r} (a DAG file has dagId and tasks)")
-    dag_id = raw.get("dagId")
-    if not isinstance(dag_id, str) or not dag_id.strip():
-        raise InvalidInput(f"{source}: dagId must be non-empty text")
+    dag_id = _text(raw.get("dagId"), f"{source}: dagId")
     tasks = raw.get("tasks")
     if not isinstance(tasks, list) or not tasks:
         raise InvalidInput(f"{source}: tasks must be a non-empty list")
-    spec = DagSpec(dag_id.strip(), source)
+    spec = DagSpec(dag_id, source)
     for index, task in enumerate(tasks):
         where = f"{source}: tasks[{index}]"
         if not isinstance(task, dict):
             raise InvalidInput(f"{where} must be a mapping")
-        key = task.get("key")
-        if not isinstance(key, str) or not key.strip():
-            raise InvalidInput(f"{where}: key must be non-empty text")
-        key = key.strip()
+        key = _text(task.get("key"), f"{where}: key")
         where = f"{where} (key {key!r})"
         if key in spec.keys:
             raise InvalidInput(f"{where}: the key is used twice")

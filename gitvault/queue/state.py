@@ -34,6 +34,12 @@ PR_DEFAULTS: dict[str, Any] = {"source": "human", "priority": "medium", "agent":
                              "result": None, "dagId": None}
 
 Key = tuple[str, str, str, int]  # (ts sort key, node, file, line): the order of SPEC §4.0
+# What to_cache keeps of a QueueState as it is (attribute -> key), beside the PRs and
+# the last record key.
+_CACHED = (("closed", "closed"), ("counts", "counts"), ("locks", "locks"), ("dags", "dags"),
+           ("dag_updated", "dagUpdated"), ("dag_snapshots", "dagSnapshots"),
+           ("orphans", "orphans"), ("imported", "imported"), ("seq", "seq"),
+           ("last_ts", "lastTs"))
 FLUSH = 512  # recently closed PRs kept apart before they join the (lazily parsed) history
 
 
@@ -278,30 +284,18 @@ class QueueState:
         return self._history_raw
 
     def to_cache(self) -> dict[str, Any]:
-        return {"prs": list(self.prs.values()), "closed": self.closed, "counts": self.counts,
-                "locks": self.locks,
-                "dags": self.dags, "dagUpdated": self.dag_updated,
-                "dagSnapshots": self.dag_snapshots, "orphans": self.orphans,
-                "imported": self.imported,
-                "seq": self.seq, "lastKey": list(self.last_key), "lastTs": self.last_ts}
+        return {"prs": list(self.prs.values()), "lastKey": list(self.last_key),
+                **{key: getattr(self, attr) for attr, key in _CACHED}}
 
     @classmethod
     def from_cache(cls, data: dict[str, Any], history: bytes) -> QueueState:
         state = cls()
         state._history, state._history_raw = None, history
         state.prs = {pr["id"]: pr for pr in data["prs"]}
-        state.closed = data["closed"]
-        state.locks = data["locks"]
-        state.dags = data["dags"]
-        state.dag_updated = data["dagUpdated"]
-        state.dag_snapshots = data["dagSnapshots"]
-        state.orphans = data["orphans"]
-        state.imported = data["imported"]
-        state.seq = data["seq"]
+        for attr, key in _CACHED:
+            setattr(state, attr, data[key])
         ts, node, file, line = data["lastKey"]
         state.last_key = (ts, node, file, line)
-        state.last_ts = data["lastTs"]
-        state.counts = data["counts"]
         return state
 
 

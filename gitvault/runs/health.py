@@ -20,20 +20,24 @@ from typing import Any
 from gitvault.runs.columns import Runs, SkillColumns
 
 DAY_MS = 86_400_000
-_THOUSANDTH = Decimal("0.001")
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    flag_below: float = 0.7
-    trend: float = 0.05
-    broken_after: int = 3
-    drift: float = 0.15
+    """The health rules' figures, from gitvault.yaml's health section."""
+
+    flag_below: float
+    trend: float
+    broken_after: int
+    drift: float
 
     @classmethod
     def from_config(cls, section: Any) -> Thresholds:
         return cls(section.flag_below, section.trend_threshold, section.broken_after,
                    section.drift_threshold)
+
+
+_THOUSANDTH = Decimal("0.001")
 
 
 def fixed3(value: float) -> float:

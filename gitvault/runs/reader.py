@@ -5,8 +5,8 @@
 cached and validated against every file's identity, size, times and tail bytes:
 files that only grew are read from where the cache stopped; anything else is read
 again.
-Large files are split over the cores: the reading process parses one range,
-forked workers the others.
+Large files are split over the cores: the reading process parses one share of the
+bytes, a forked child each other share.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ _CACHE_VERSION = 4  # 4: no id column (runs are deduplicated before they are cac
 _TAIL = 4096  # bytes before a cached size that must be unchanged for an append-only read
 _BLOCK = 1 << 20
 _PARALLEL_BYTES = 4 << 20  # files larger than this (about 25k runs) are split over the cores
-_JOB_BYTES = 16 << 20  # a worker's task: its result (about 2 MB) crosses the pipe alone
+_JOB_BYTES = 16 << 20  # a child's job: its result (about 2 MB) is spilled on its own
 
 
 def _tail_hash(fh: Any, size: int) -> str:
@@ -143,21 +143,14 @@ def _read_files(requests: list[tuple[str, int, int]], runs: Runs
     total = sum(p.end - p.start for p in plans)
     workers = min(os.cpu_count() or 1, 4) if total > _PARALLEL_BYTES else 1
     shares = _shares(plans, workers)
-    jobs = [(index, plans[index].path, a, b) for share in shares for index, a, b in share]
-    if len(shares) > 1:  # one task per range, so each result crosses the pipe on its own
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(len(shares) - 1,
-                                 mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_parse_range, *job[1:]) for job in jobs[len(shares[0]):]]
-            results = [_parse_range(*job[1:]) for job in jobs[:len(shares[0])]]
-            results += [future.result() for future in futures]
-            del futures  # each held its result
+    jobs_of = [[(index, plans[index].path, a, b) for index, a, b in share] for share in shares]
+    if len(jobs_of) > 1 and hasattr(os, "fork"):
+        results = _parse_forked(jobs_of)
     else:
-        results = [_parse_range(*job[1:]) for job in jobs]
+        results = [_parse_range(*job[1:]) for share in jobs_of for job in share]
     pieces: list[list[tuple[int, tuple[dict[str, SkillColumns], Runs, int]]]] = [[] for _ in plans]
     gone = set()
+    jobs = [job for share in jobs_of for job in share]
     for (index, _, a, _), result in zip(jobs, results, strict=True):
         if result is None:
             gone.add(index)
@@ -171,6 +164,52 @@ def _read_files(requests: list[tuple[str, int, int]], runs: Runs
             mine.sort(key=lambda item: item[0])
             combined.append(_combine(plan, mine, runs))
     return [item for item in combined if item is not None]
+
+
+def _parse_forked(shares: list[list[tuple[int, str, int, int]]]
+                  ) -> list[tuple[dict[str, SkillColumns], Runs, int] | None]:
+    """Parse each share's jobs (plan index, path, start, end) on its own core: a forked
+    child per share but the first, which this process parses meanwhile. A child writes
+    each job's result to an anonymous spill file as it goes (so it never holds more
+    than one range's columns), and this process reads them back, in order, once its
+    own share is done: no thread and no queue, so neither waits for the other while
+    it parses. A child that fails leaves its share to this process: nothing is lost."""
+    import pickle
+    import tempfile
+    from contextlib import ExitStack
+
+    children = []
+    with ExitStack() as spills:
+        for share in shares[1:]:
+            spill = spills.enter_context(tempfile.TemporaryFile())
+            children.append((os.fork(), spill, share))
+            if children[-1][0] == 0:  # the child: never returns into the caller's code
+                code = 1
+                try:
+                    for job in share:
+                        pickle.dump(_parse_range(*job[1:]), spill, pickle.HIGHEST_PROTOCOL)
+                    spill.flush()
+                    code = 0
+                finally:
+                    os._exit(code)
+        results = [_parse_range(*job[1:]) for job in shares[0]]
+        for pid, spill, share in children:
+            _, status = os.waitpid(pid, 0)
+            results += _spilled(spill, share) if os.waitstatus_to_exitcode(status) == 0 \
+                else [_parse_range(*job[1:]) for job in share]
+        return results
+
+
+def _spilled(spill: Any, share: list[tuple[int, str, int, int]]
+             ) -> list[tuple[dict[str, SkillColumns], Runs, int] | None]:
+    """A child's results, read back from its spill file (parsed here if unreadable)."""
+    import pickle
+
+    spill.seek(0)
+    try:
+        return [pickle.load(spill) for _ in share]
+    except (EOFError, pickle.UnpicklingError):
+        return [_parse_range(*job[1:]) for job in share]
 
 
 def _combine(plan: _Plan, pieces: list[tuple[int, tuple[dict[str, SkillColumns], Runs, int]]],

@@ -29,13 +29,15 @@ def parse_score(text: str | float) -> float:
 
 
 def record_run(log_file: Path, node: str, *, agent: str, skill: str, task: str, result: str,
-               score: str | float, notes: str = "", root: Path | None = None) -> dict[str, Any]:
+               score: str | float, notes: str = "", root: Path | None = None,
+               ts: str | None = None) -> dict[str, Any]:
     """Validate and append one run record; returns it as written (secrets redacted).
     With ``root`` (the vault root) no symlink below it is followed."""
     if not skill or not skill.strip():
         raise InvalidInput("a run needs --skill NAME")
     if result not in RESULTS:
         raise InvalidInput(f"invalid result {result!r}: use one of {', '.join(RESULTS)}")
-    entry = {"agent": agent, "skill": skill_name(skill), "task": task, "result": result,
-             "score": parse_score(score), "notes": notes}
+    entry: dict[str, Any] = {"ts": ts} if ts else {}
+    entry.update(agent=agent, skill=skill_name(skill), task=task, result=result,
+                 score=parse_score(score), notes=notes)
     return append_record(log_file, stamp(entry, node), root=root)

@@ -66,6 +66,20 @@ def choice(value: str, allowed: tuple[str, ...], what: str) -> str:
     return value
 
 
+class _Metadata:
+    """A metadata string of Skill read as an attribute (``skill.kind``), with the
+    default it has when SKILL.md does not set it."""
+
+    def __init__(self, default: str) -> None:
+        self.default = default
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = name
+
+    def __get__(self, skill: Skill, owner: type | None = None) -> str:
+        return skill.metadata.get(self.key, self.default)
+
+
 @dataclass
 class Skill:
     """One skill: front-matter fields, ``metadata`` (strings) and the markdown body."""
@@ -85,17 +99,9 @@ class Skill:
     def version(self, value: int) -> None:
         self.metadata["version"] = str(value)
 
-    @property
-    def kind(self) -> str:
-        return self.metadata.get("kind", "procedure")
-
-    @property
-    def state(self) -> str:
-        return self.metadata.get("state", "active")
-
-    @property
-    def provenance(self) -> str:
-        return self.metadata.get("provenance", "agent")
+    kind = _Metadata("procedure")
+    state = _Metadata("active")
+    provenance = _Metadata("agent")
 
     @property
     def trigger(self) -> str:

@@ -137,27 +137,28 @@ class SkillStore:
             folders.append(self.layout.archive)
         for base in folders:
             link = symlink_below(self.layout.root, base)
-            if link is not None:
-                if skipped is None:
-                    refuse_symlinks(self.layout.root, base)
-                    continue
+            if link is None:
+                yield from self._skills_in(base, skipped)
+            elif skipped is None:
+                refuse_symlinks(self.layout.root, base)
+            else:
                 skipped.append(f"{link}: is a symlink; gitvault never follows symlinks "
                                "under skills/ (skipped; see 'gitvault doctor')")
+
+    def _skills_in(self, base: Path, skipped: list[str] | None) -> Iterator[Skill]:
+        """The skills of one folder (skills/ or its archive), as iter_all says."""
+        for folder in sorted(base.iterdir()) if base.is_dir() else []:
+            if folder.name.startswith(".") or not (folder / SKILL_FILE).is_file():
                 continue
-            if not base.is_dir():
+            try:
+                skill = read_skill(folder)
+                check_identity(skill, self.layout.rel(folder), folder.name)
+            except InvalidInput as exc:
+                if skipped is None:
+                    raise
+                skipped.append(f"{exc} (skipped; see 'gitvault doctor')")
                 continue
-            for folder in sorted(base.iterdir()):
-                if folder.name.startswith(".") or not (folder / SKILL_FILE).is_file():
-                    continue
-                try:
-                    skill = read_skill(folder)
-                    check_identity(skill, self.layout.rel(folder), folder.name)
-                except InvalidInput as exc:
-                    if skipped is None:
-                        raise
-                    skipped.append(f"{exc} (skipped; see 'gitvault doctor')")
-                    continue
-                yield skill
+            yield skill
 
     def history(self, name: str) -> list[versions.Version]:
         return versions.history(self.top, self.vault_rel, name)

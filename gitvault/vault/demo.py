@@ -1,9 +1,11 @@
 """``gitvault demo``: the guided tour a newcomer runs first.
 
-It builds a vault from the bundled example skills and walks through what exists
-today: versioned skills, the agent tool protocol, rollback, archive, records,
-status, commit and doctor, two clones syncing, then shows where each file went. Every step prints
-the command a user would type for it.
+It builds a vault from the bundled example skills and walks through every capability:
+versioned skills, the agent tool protocol, rollback, archive, context and outcomes, the
+verification gate, runs, health and drift, records, status and commit, two clones
+syncing, the knowledge watcher, the LLM loop, search with its reasons, the queue, Agent
+Skills export with an AGENTS.md index, the HTML report and doctor, then shows where each
+file went. Every step prints the command a user would type for it.
 """
 
 from __future__ import annotations
@@ -301,6 +303,9 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
     from gitvault.vault.llmdemo import loop_cycle
 
     improved = loop_cycle(vault, say, step)
+    from gitvault.vault.agentdemo import agent_cycle
+
+    agents = agent_cycle(vault, base, say, step)
 
     step("Check everything: config, layout, every skill file, every log line",
          "gitvault doctor")
@@ -328,4 +333,5 @@ def run_demo(folder: Path | None, echo: Echo | None = None) -> dict[str, Any]:
         "injection": injected["injection"],
         "watch": watched,
         "improve": improved,
+        "agents": agents,
     }

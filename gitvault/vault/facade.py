@@ -104,11 +104,12 @@ class Vault:
 
     def record_run(self, **fields: str) -> dict[str, Any]:
         """``record-run``: append one run (SPEC §3 run schema) and return the entry."""
-        from gitvault.core.clock import now
+        from gitvault.core.records import now_iso
         from gitvault.runs.record import record_run
 
-        entry = record_run(self.layout.log_file("runs", self.node, now()), self.node,
-                           root=self.root, **fields)
+        ts = now_iso()  # its month names the file: no datetime on record-run's path
+        entry = record_run(self.layout.log_file("runs", self.node, ts), self.node,
+                           root=self.root, ts=ts, **fields)
         self.autocommit("runs")
         return entry
 

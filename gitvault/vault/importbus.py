@@ -51,14 +51,12 @@ def import_bus(vault: Vault, data_dir: Path) -> dict[str, Any]:
         raise InvalidInput(f"{data_dir}: not an agent-skill-bus data folder (no {RUNS_FILE}, "
                            f"no {QUEUE_DIR}/ and no {KNOWLEDGE_DIR}/)")
     result = import_runs(vault, data_dir)
-    if has_queue:
-        queue = import_bus_queue(data_dir, vault.layout, vault.node)
-        result["warnings"] += [str(w) for w in queue.pop("warnings")]
-        result["queue"] = queue
-    if has_knowledge:
-        knowledge = import_bus_knowledge(data_dir, vault.layout, vault.node)
-        result["warnings"] += [str(w) for w in knowledge.pop("warnings")]
-        result["knowledge"] = knowledge
+    for part, present, run in (("queue", has_queue, import_bus_queue),
+                               ("knowledge", has_knowledge, import_bus_knowledge)):
+        if present:
+            counts = run(data_dir, vault.layout, vault.node)
+            result["warnings"] += [str(w) for w in counts.pop("warnings")]
+            result[part] = counts
     return result
 
 

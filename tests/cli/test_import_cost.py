@@ -64,3 +64,21 @@ def test_the_click_path_does_import_click(gv_proc: Runner, vault: Path) -> None:
     """The check above can fail: a command that is not on the hot path imports click."""
     result = gv_proc("skill", "list", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.code == 0 and "click" in imported(result.err)
+
+
+def test_record_run_loads_neither_datetime_nor_contextlib(gv_proc: Runner, vault: Path) -> None:
+    """record-run's own work is a millisecond; loading ``datetime`` or ``contextlib``
+    costs about as much again, so its path stamps ``ts`` from ``time`` and locks
+    without ``contextlib`` (with GITVAULT_NOW set the clock parses it: datetime then)."""
+    gv_proc("record-run", "--skill", "warm-up")  # the config cache fills (a miss parses YAML)
+    result = gv_proc("record-run", "--skill", "s", "--json",
+                     env={"GITVAULT_NOW": "", "PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.code == 0, result.err[-2000:]
+    # ``python -m`` loads runpy (and contextlib with it) before gitvault starts
+    after_runpy = result.err.rsplit("| runpy\n", 1)[-1]
+    assert {"gitvault", "json"} <= imported(after_runpy)
+    assert imported(after_runpy) & {"datetime", "contextlib"} == set()
+    ts = result.json()["entry"]["ts"]
+    assert len(ts) == 24 and ts.endswith("Z") and ts[4] == "-" and ts[10] == "T"
+    log = next((vault / "logs" / "runs").glob("*/*.jsonl"))
+    assert log.parent.name == ts[:7]  # the record's own month names its folder

@@ -1,9 +1,12 @@
 """``gitvault init --github``: the workflow of templates/github/gitvault.yml, installed
 once, never over a workflow of the user's, clean under actionlint and ``zizmor
---offline``, and its steps really run against a vault (with a bare remote to push to)."""
+--offline`` (as is the project's own ci.yml), and its steps really run against a vault:
+``gitvault ci report``, ``ci issues`` (gh replaced by a recording stub) and ``sync`` to
+a bare remote."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -12,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from tests.ci.helpers import NOW, GhStub, actions_env, flagged_and_drifting, record
 from tests.conftest import REPO, Runner, snapshot
 
 BIN = Path(sys.executable).parent
@@ -55,51 +59,125 @@ def test_a_vault_in_a_subfolder_gets_its_folder_and_a_users_workflow_is_kept(
     assert not (other / "gitvault.yaml").exists()  # a refused init changed nothing
 
 
-def test_the_workflow_passes_actionlint_and_zizmor(gv: Runner, tmp_path: Path) -> None:
-    root = tmp_path / "repo"
-    gv.ok("init", "--github", str(root))
-    lint = subprocess.run([tool("actionlint"), "-no-color", WORKFLOW], cwd=root,
+def lint(root: Path, workflow: str) -> None:
+    """actionlint and ``zizmor --offline`` pass on ``workflow`` (relative to ``root``)."""
+    lint = subprocess.run([tool("actionlint"), "-no-color", workflow], cwd=root,
                           capture_output=True, text=True, timeout=120)
     assert lint.returncode == 0, lint.stdout + lint.stderr
-    audit = subprocess.run([tool("zizmor"), "--offline", "--no-progress", WORKFLOW], cwd=root,
+    audit = subprocess.run([tool("zizmor"), "--offline", "--no-progress", workflow], cwd=root,
                            capture_output=True, text=True, timeout=120)
     assert audit.returncode == 0, audit.stdout + audit.stderr
-    flow = yaml.safe_load((root / WORKFLOW).read_text())
-    triggers = flow[True] if True in flow else flow["on"]  # YAML 1.1 reads `on` as true
-    assert set(triggers) == {"schedule", "workflow_dispatch"}
-    assert flow["permissions"] == {}
-    assert flow["jobs"]["checks"]["permissions"] == {"contents": "write"}
-    for step in flow["jobs"]["checks"]["steps"]:
+
+
+def pinned_and_expression_free(steps: list[dict]) -> None:
+    for step in steps:
         if "uses" in step:
             ref = step["uses"].split("@")[1]
             assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), step
         assert "${{" not in step.get("run", "")
 
 
+def test_the_workflow_passes_actionlint_and_zizmor(gv: Runner, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    gv.ok("init", "--github", str(root))
+    lint(root, WORKFLOW)
+    flow = yaml.safe_load((root / WORKFLOW).read_text())
+    triggers = flow[True] if True in flow else flow["on"]  # YAML 1.1 reads `on` as true
+    assert set(triggers) == {"schedule", "workflow_dispatch"}
+    assert flow["permissions"] == {}
+    assert flow["jobs"]["checks"]["permissions"] == {"contents": "write", "issues": "write"}
+    steps = flow["jobs"]["checks"]["steps"]
+    pinned_and_expression_free(steps)
+    runs = [step["run"] for step in steps if "run" in step]
+    assert runs[1:] == ["gitvault ci report", "gitvault ci issues", "gitvault sync"]
+    assert next(s for s in steps if s.get("run") == "gitvault ci issues")["env"] == {
+        "GH_TOKEN": "${{ github.token }}"}
+
+
+def test_the_projects_own_ci_passes_the_same_linters() -> None:
+    lint(REPO, ".github/workflows/ci.yml")
+    flow = yaml.safe_load((REPO / ".github/workflows/ci.yml").read_text())
+    assert flow["permissions"] == {"contents": "read"}
+    steps = flow["jobs"]["test"]["steps"]
+    pinned_and_expression_free(steps)
+    template = yaml.safe_load((REPO / "templates/github/gitvault.yml").read_text())
+    assert {s["uses"] for s in steps if "uses" in s} == {
+        s["uses"] for s in template["jobs"]["checks"]["steps"] if "uses" in s}
+    assert steps[0]["with"]["persist-credentials"] is False
+
+
+# The expressions the workflow may use outside run: (the test gives each its value).
+EXPRESSIONS = {"${{ github.token }}": "ghs_stubtoken"}
+
+
+def run_workflow(root: Path, env: dict[str, str]) -> None:
+    """Run the installed workflow's steps as the runner would: each ``run:`` with bash,
+    in the environment the workflow and the step set. The ``uses:`` steps are skipped
+    and so is the install (this venv's gitvault is on PATH)."""
+    job = yaml.safe_load((root / WORKFLOW).read_text())["jobs"]["checks"]
+    for step in job["steps"]:
+        if "run" not in step or "pip install" in step["run"]:
+            continue
+        step_env = {k: EXPRESSIONS[v] if "${{" in str(v) else str(v)
+                    for k, v in step.get("env", {}).items()}
+        proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", step["run"]], cwd=root,
+                              env={**env, **{k: str(v) for k, v in job["env"].items()}, **step_env},
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, (step["name"], proc.stdout, proc.stderr)
+
+
+def remote_health(remote: Path, env: dict[str, str]) -> list[dict]:
+    shown = subprocess.run(["git", "--git-dir", str(remote), "show",
+                            "main:logs/health/2026-11/github-actions.jsonl"],
+                           capture_output=True, text=True, env=env, check=True).stdout
+    return [json.loads(line) for line in shown.splitlines()]
+
+
 def test_the_workflow_steps_run_against_a_vault(gv: Runner, tmp_path: Path) -> None:
+    """A scheduled run, again, and after the flagged skill recovered: the job summary,
+    the health record in the remote's history, one issue per problem skill."""
     remote = tmp_path / "remote.git"
     gv.git("init", "-q", "--bare", str(remote), cwd=tmp_path)
     root = tmp_path / "repo"
     gv.ok("init", "--github", "--remote", str(remote), str(root))
     gv.git("push", "-q", "origin", "HEAD:main", cwd=root)
     gv.git("branch", "-q", "--set-upstream-to=origin/main", cwd=root)
-    gv.ok("skill", "create", "deploy", "--description", "Deploy the app", cwd=root)
-    for score in ("0.2", "0.1", "0.0"):
-        gv.ok("record-run", "--skill", "deploy", "--result", "fail", "--score", score, cwd=root)
-    flow = yaml.safe_load((root / WORKFLOW).read_text())
-    job = flow["jobs"]["checks"]
-    summary = tmp_path / "summary.md"
-    env = {**gv.env, **{k: str(v) for k, v in job["env"].items()},
-           "GITHUB_STEP_SUMMARY": str(summary), "RUNNER_TEMP": str(tmp_path),
-           "PATH": f"{BIN}{os.pathsep}{gv.env.get('PATH', '')}", "CI": "true"}
-    for step in job["steps"]:
-        if "run" not in step or "pip install" in step["run"]:
-            continue
-        proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", step["run"]], cwd=root,
-                              env=env, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, (step["name"], proc.stdout, proc.stderr)
-    assert "## gitvault" in summary.read_text() and "deploy" in summary.read_text()
-    assert '"deploy"' in (tmp_path / "health.json").read_text()
-    pushed = subprocess.run(["git", "log", "-1", "--format=%s", "main"], cwd=remote,
-                            capture_output=True, text=True, env=gv.env).stdout
-    assert pushed.strip() == "gitvault: scheduled checks"
+    gv.cwd = root
+    flagged_and_drifting(gv)
+    gh = GhStub.install(tmp_path)
+    env = {**gv.env, **actions_env(tmp_path), **gh.env(gv.env), "GITVAULT_NOW": NOW}
+    env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"
+    summary = Path(env["GITHUB_STEP_SUMMARY"])
+
+    run_workflow(root, env)
+    text = summary.read_text()
+    assert text.startswith("## gitvault: 2 skills need attention\n")
+    assert "- ` deploy ` is **flagged**: average score 0.00 is below the flag threshold" in text
+    assert "- ` slipping ` is **drifting**: drifting: 0.80 this week, 1.00 the week" in text
+    assert text.endswith("### Issues\n\n- opened #1: ` deploy `\n- opened #2: ` slipping `\n\n")
+    assert [(i["title"], i["state"]) for i in gh.issues()] == [
+        ("gitvault: deploy is flagged", "open"), ("gitvault: slipping is drifting", "open")]
+    (first,) = remote_health(remote, gv.env)
+    assert first["op"] == "check" and first["node"] == "github-actions"
+    assert first["flagged"] == ["deploy"] and first["drifting"] == ["slipping"]
+    assert first["github"]["runUrl"] == "https://github.com/acme/skills/actions/runs/4242"
+    assert gv.git("status", "--porcelain") == ""  # everything committed and pushed
+    assert gv.git("rev-parse", "HEAD") == subprocess.run(
+        ["git", "--git-dir", str(remote), "rev-parse", "main"], capture_output=True, text=True,
+        env=gv.env).stdout
+
+    calls = len(gh.calls())
+    run_workflow(root, env)  # the next day's run, nothing changed
+    assert [c[1] for c in gh.calls()[calls:]] == ["list"]
+    assert len(gh.issues()) == 2 and all(i["comments"] == [] for i in gh.issues())
+    assert len(remote_health(remote, gv.env)) == 2
+
+    for minute in range(10, 24):
+        record(gv, "deploy", "success", "1", f"2026-11-30T10:{minute}:00.000Z")
+    run_workflow(root, env)
+    assert [i["state"] for i in gh.issues()] == ["closed", "open"]
+    assert "` deploy ` is healthy again" in gh.issues()[0]["comments"][-1]
+    last = remote_health(remote, gv.env)[-1]
+    assert last["flagged"] == [] and last["drifting"] == ["slipping"]
+    assert summary.read_text().count("## gitvault: ") == 3
+    assert "## gitvault: 1 skill needs attention\n" in summary.read_text()

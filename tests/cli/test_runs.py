@@ -151,7 +151,7 @@ def test_dashboard_terminal_and_html(gv: Runner, vault: Path, tmp_path: Path) ->
     result = gv.ok("dashboard", "--html", str(page), "--json", env=NOW).json()
     assert result["html"] == str(page)
     html = page.read_text()
-    assert html.startswith("<!doctype html>") and "<svg" in html and "polyline" in html
+    assert html.startswith("<!doctype html>") and "<svg" in html and 'class="trend" d="M' in html
     assert "http://" not in html and "https://" not in html and "<script" not in html
     assert html.index("weak") < html.index("steady")
     empty_root = tmp_path / "empty"

@@ -103,6 +103,24 @@ def test_validate_refuses_with_the_key_named(case: str) -> None:
     assert info.value.exit_code == 2
 
 
+@pytest.mark.parametrize(("raw", "message"), [
+    (["health"], "expected a mapping of sections, got list"),
+    ({"bogus": 1}, "unknown key 'bogus'"),
+    ({7: 1}, "unknown key 7"),
+    ({"health": 5}, "health must be a mapping"),
+    ({"health": {"flag_bellow": 0.8}}, "unknown key 'health.flag_bellow'"),
+])
+def test_a_wrong_shape_is_named_exactly(raw: Any, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        config.validate(raw, "g.yaml")
+    assert str(info.value) == f"g.yaml: {message}"
+
+
+def test_an_empty_file_or_section_is_the_defaults() -> None:
+    assert config.validate(None).as_dict() == config.defaults().as_dict()
+    assert config.validate({"health": None}).health.flag_below == 0.7
+
+
 def test_verify_off_allows_sandbox_off() -> None:
     cfg = config.validate({"verify": {"enabled": False}, "sandbox": {"enabled": False}})
     assert cfg.verify.enabled is False and cfg.sandbox.enabled is False

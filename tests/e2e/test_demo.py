@@ -40,9 +40,21 @@ def test_demo_builds_a_vault_and_explains_each_step(gv: Runner, tmp_path: Path) 
     assert runs_files == {"demo.jsonl", "laptop.jsonl"}  # both clones' records, merged
     assert gv.git("status", "--porcelain", cwd=root) == ""
     assert gv.ok("doctor", cwd=root).code == 0
-    (pr,) = gv.ok("dispatch", "--json", cwd=root).json()["prs"]
-    assert (pr["source"], pr["priority"]) == ("knowledge-watcher", "critical")
+    assert gv.ok("dispatch", "--json", cwd=root).json()["prs"] == []  # the demo worked it
+    stats = gv.ok("stats", "--json", cwd=root).json()
+    assert stats["total"] == 1 and stats["byStatus"]["done"] == 1
     assert gv.ok("diffs", "--json", cwd=root).json()["totalDiffs"] == 1
+    for expected in ('$ gitvault search "a test fails on CI only sometimes" --explain',
+                     "fix-flaky-pytest", "terms: ", "from knowledge-watcher",
+                     "completed pr-", "AGENTS.md: 9 skills, most used first",
+                     "$ gitvault dashboard --html"):
+        assert expected in out
+    project = tmp_path / "tour" / "agent-project"
+    exported = sorted(p.parent.name for p in (project / ".claude/skills").glob("*/SKILL.md"))
+    assert exported == sorted(s["name"] for s in listed)
+    assert "<!-- gitvault:skills:begin" in (project / "AGENTS.md").read_text()
+    page = (tmp_path / "tour" / "health.html").read_text()
+    assert "postgres-slow-query" in page and "<svg" in page
 
 
 def test_demo_json_and_refuses_a_used_folder(gv: Runner, tmp_path: Path) -> None:
@@ -51,6 +63,8 @@ def test_demo_json_and_refuses_a_used_folder(gv: Runner, tmp_path: Path) -> None
     assert data["doctor"]["ok"] is True and data["commits"] >= 10
     assert data["flagged"] == ["postgres-slow-query", "debug-swift-actor-isolation"]
     assert data["drift"] == ["postgres-slow-query"]
+    assert data["agents"]["queue"]["source"] == "knowledge-watcher"
+    assert data["agents"]["export"]["folders"] == data["agents"]["export"]["indexed"] == 9
     assert data["improve"] == {"extracted": "bisect-failing-migration",
                                "decisions": {"postgres-slow-query": "applied",
                                              "debug-swift-actor-isolation": "proposed"}}

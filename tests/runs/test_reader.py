@@ -154,6 +154,44 @@ def test_parallel_read_equals_one_process_read(tmp_path: Path, monkeypatch: pyte
     assert sum(len(c[0]) for c in one[0].values()) > 7000
 
 
+def test_a_child_killed_mid_read_leaves_its_share_to_the_reader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forked child that dies (SIGKILL, as the OOM killer does) loses nothing: the
+    reading process parses that share itself, and the result is a one-process read."""
+    import os
+    import signal
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(b"\n".join(_mixed_lines(3, 6000, _BAD_LINES)) + b"\n")
+    one = reader.load_runs(folder)
+    parent, parse = os.getpid(), reader._parse_range
+    children: list[int] = []
+
+    def die_in_a_child(*args: Any) -> Any:
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return parse(*args)
+
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        children.append(pid)
+        return pid
+
+    monkeypatch.setattr(reader, "_PARALLEL_BYTES", 1000)
+    monkeypatch.setattr(reader, "_JOB_BYTES", 20_000)
+    monkeypatch.setattr(reader.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(reader, "_parse_range", die_in_a_child)
+    monkeypatch.setattr(reader.os, "fork", fork)
+    again = reader.load_runs(folder)
+    assert len(children) == 1  # it did fork, and the child died
+    assert {n: list(c.ts) for n, c in again.skills.items()} == \
+        {n: list(c.ts) for n, c in one.skills.items()}
+    assert again.warnings == one.warnings
+
+
 def test_merge_orders_by_ts_then_file_then_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """Per-file columns, some out of order and full of equal timestamps, merged a few
     runs at a time: the result is one stable sort by ts of the files in order, and the
