@@ -20,15 +20,21 @@ FIELDS = ("name", "trigger", "description", "tags", "body")
 
 
 @dataclass(frozen=True)
-class DocInfo:
-    """What a hit reports about its skill, and its field lengths."""
+class SkillInfo:
+    """What a search reports about a skill (a hit adds its scores)."""
 
-    folder: str
     name: str
     version: int
     state: str
     kind: str
     description: str
+    folder: str
+
+
+@dataclass(frozen=True)
+class DocInfo(SkillInfo):
+    """A skill's info and its field lengths."""
+
     lengths: tuple[int, ...]  # per field: number of terms
 
 
@@ -121,8 +127,8 @@ def load(skills_dir: Path, folder: str) -> Loaded:
         for term, n in Counter(found).items():
             grid.setdefault(term, [0] * width)[i] = n
     counts = {term: tuple(row) for term, row in grid.items()}
-    doc = Document(folder, skill.name, skill.version, skill.state, skill.kind,
-                   skill.description, tuple(lengths), counts)
+    doc = Document(skill.name, skill.version, skill.state, skill.kind, skill.description,
+                   folder, tuple(lengths), counts)
     return Loaded(folder, doc, None, signature, mtime, blob)
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from gitvault.core.records import locked
 from gitvault.retrieval import learning
@@ -25,6 +26,7 @@ from gitvault.retrieval.rank import Hit, MemoryCorpus, rank
 from gitvault.retrieval.tokens import query_terms
 
 Stats = Mapping[str, Mapping[str, int]]
+T = TypeVar("T")
 
 
 @dataclass
@@ -55,26 +57,23 @@ def rank_skills(skills_dir: Path, query: str, stats: Stats | None = None, *,
     if cache_dir is None or not use_index:
         return rank_from_files(skills_dir, terms, stats, limit, events_dir, explain,
                                embedder, query)
-    path = cache_dir / INDEX_FILE
-    rebuilt = False
-    for attempt in range(2):
-        try:
-            with Index(path, skills_dir, events_dir) as index:
-                report = index.refresh()
-                events = index.refresh_events()
-                dense = None if embedder is None else \
-                    dense_scores(index, embedder, query, index.conn)
-                with index.reading():
-                    hits, scores = rank(index, terms, stats, limit, explain, dense)
-                    warnings = [*index.warnings(), *index.event_warnings()]
-                return Ranking(hits, scores, warnings, True, report, rebuilt, events)
-        except sqlite3.DatabaseError as exc:
-            if _busy(exc) or attempt == 1 or not discard_if_corrupt(path, skills_dir):
-                break
-            rebuilt = True
-        except OSError:  # no room for the index (a read-only or full .git): no index
-            break
-    return rank_from_files(skills_dir, terms, stats, limit, events_dir, explain, embedder, query)
+
+    def answer(index: Index) -> Ranking:
+        report = index.refresh()
+        events = index.refresh_events()
+        dense = None if embedder is None else dense_scores(index, embedder, query, index.conn)
+        with index.reading():
+            hits, scores = rank(index, terms, stats, limit, explain, dense)
+            warnings = [*index.warnings(), *index.event_warnings()]
+        return Ranking(hits, scores, warnings, True, report, False, events)
+
+    try:
+        ranking, rebuilt = _with_index(cache_dir / INDEX_FILE, skills_dir, events_dir, answer)
+    except (sqlite3.DatabaseError, OSError):  # busy, still corrupt, or no room for it
+        return rank_from_files(skills_dir, terms, stats, limit, events_dir, explain, embedder,
+                               query)
+    ranking.rebuilt = rebuilt
+    return ranking
 
 
 def rank_from_files(skills_dir: Path, terms: list[str], stats: Stats | None = None,
@@ -98,19 +97,27 @@ def rank_from_files(skills_dir: Path, terms: list[str], stats: Stats | None = No
 
 def refresh_index(skills_dir: Path, cache_dir: Path, events_dir: Path | None = None) -> Refresh:
     """Bring the index up to date now (building it if missing); what it did."""
-    path = cache_dir / INDEX_FILE
-    try:
-        with Index(path, skills_dir, events_dir) as index:
-            report = index.refresh()
-            index.refresh_events()
-            return report
-    except sqlite3.DatabaseError as exc:
-        if _busy(exc) or not discard_if_corrupt(path, skills_dir):
-            raise
-    with Index(path, skills_dir, events_dir) as index:
+    def refreshed(index: Index) -> Refresh:
         report = index.refresh()
         index.refresh_events()
         return report
+
+    return _with_index(cache_dir / INDEX_FILE, skills_dir, events_dir, refreshed)[0]
+
+
+def _with_index(path: Path, skills_dir: Path, events_dir: Path | None,
+                use: Callable[[Index], T]) -> tuple[T, bool]:
+    """``use`` the index at ``path``, once more on a new file when it was corrupt:
+    (what ``use`` gave, whether the index was rebuilt). A busy or still-corrupt index
+    raises its sqlite3.DatabaseError."""
+    for attempt in range(2):
+        try:
+            with Index(path, skills_dir, events_dir) as index:
+                return use(index), attempt == 1
+        except sqlite3.DatabaseError as exc:
+            if _busy(exc) or attempt == 1 or not discard_if_corrupt(path, skills_dir):
+                raise
+    raise AssertionError("unreachable: the second attempt returns or raises")
 
 
 def _busy(exc: sqlite3.DatabaseError) -> bool:

@@ -29,14 +29,16 @@ from gitvault.retrieval import embed, learning, tokens
 from gitvault.retrieval.documents import FIELDS, Loaded, content_blob, load
 from gitvault.retrieval.listing import Listing, Snapshot
 from gitvault.retrieval.rank import DocInfo, Evidence, Posting, weighted_tf_sql
+from gitvault.retrieval.sql import KEYS, select_in, writing
 
 INDEX_FILE = "search.sqlite"
-SCHEMA_ID = f"gitvault-search/5 learning/1 tokens/{tokens.VERSION} fields/{','.join(FIELDS)}"
+SCHEMA_ID = f"gitvault-search/6 learning/2 tokens/{tokens.VERSION} fields/{','.join(FIELDS)}"
 # A file modified this close to (or after) the moment it was indexed is "racy":
 # its timestamp cannot show a later change of the same size, so its hash is checked.
 RACY_NS = 2_000_000_000
 _LENS = ", ".join(f"l{i}" for i in range(len(FIELDS)))
 _TFS = ", ".join(f"t{i}" for i in range(len(FIELDS)))
+_P_TFS, _D_LENS = _TFS.replace("t", "p.t"), _LENS.replace("l", "d.l")
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS docs (
@@ -88,25 +90,20 @@ class Index:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is not None and row[0] == SCHEMA_ID:
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:  # a new file, or one an older gitvault wrote: start over
+        with writing(conn):  # a new file, or one an older gitvault wrote: start over
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             if row is not None and row[0] == SCHEMA_ID:  # another process just made it
-                conn.execute("COMMIT")
                 return
-            for table in ("postings", "docs", "vectors", *learning.TABLES):
+            for table in ("postings", "docs", *embed.VECTOR_TABLES, *learning.TABLES):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
             learning.create(conn)
-            conn.execute(embed.VECTOR_SCHEMA)
+            for statement in embed.VECTOR_SCHEMA:
+                conn.execute(statement)
             conn.execute("DELETE FROM meta")
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_ID,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
 
     def close(self) -> None:
         self.conn.close()
@@ -138,30 +135,30 @@ class Index:
         if snapshot is not None and snapshot == stored and listing.newest() < checked - RACY_NS:
             return report  # every name and stat as stored, none of them racy
         for attempt in range(3):
-            under_lock = attempt == 2  # twice optimistic (files read outside the lock)
             report = Refresh(total=len(listing.stats))
-            try:
-                if under_lock:
-                    conn.execute("BEGIN IMMEDIATE")
+            if attempt == 2:  # twice optimistic (files read outside the lock), then under it
+                with writing(conn):
                     stored, generation, checked = self._stored()
-                changed = listing.changed_since(stored or Snapshot("", b""), checked - RACY_NS)
-                if stored is None:  # no snapshot yet: every indexed folder is a suspect
-                    changed |= {row[0] for row in conn.execute("SELECT folder FROM docs")}
-                plan = self._plan(sorted(changed), listing, report)
-                if not under_lock:
-                    conn.execute("BEGIN IMMEDIATE")
-                    if self._stored()[1] != generation:  # another process refreshed
-                        conn.execute("ROLLBACK")
-                        stored, generation, checked = self._stored()
-                        continue
-                self._write(*plan, generation + 1, snapshot)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            break
+                    plan = self._plan(self._suspects(listing, stored, checked), listing, report)
+                    self._write(*plan, generation + 1, snapshot)
+                break
+            plan = self._plan(self._suspects(listing, stored, checked), listing, report)
+            with writing(conn):
+                current = self._stored()
+                if current[1] == generation:  # else another process refreshed: nothing written
+                    self._write(*plan, generation + 1, snapshot)
+            if current[1] == generation:
+                break
+            stored, generation, checked = current
         return report
+
+    def _suspects(self, listing: Listing, stored: Snapshot | None, checked: int) -> list[str]:
+        """The folders that may have changed since the ``stored`` snapshot (all indexed
+        ones too when there is none)."""
+        changed = listing.changed_since(stored or Snapshot("", b""), checked - RACY_NS)
+        if stored is None:
+            changed |= {row[0] for row in self.conn.execute("SELECT folder FROM docs")}
+        return sorted(changed)
 
     def _stored(self) -> tuple[Snapshot | None, int, int]:
         """The snapshot the rows were last brought in line with, its generation, when."""
@@ -177,12 +174,8 @@ class Index:
         """What to write for the ``changed`` folders: (documents read, ids to drop,
         (time, id) of racy rows whose content hash still matches, time)."""
         now = time.time_ns()
-        rows = []
-        for start in range(0, len(changed), 500):
-            chunk = changed[start:start + 500]
-            rows += self.conn.execute(
-                "SELECT folder, id, signature, mtime_ns, checked_ns, blob, kind FROM docs "
-                f"WHERE folder IN ({', '.join('?' * len(chunk))})", chunk).fetchall()
+        rows = list(select_in(self.conn, "SELECT folder, id, signature, mtime_ns, checked_ns, "
+                              f"blob, kind FROM docs WHERE folder IN ({KEYS})", changed))
         listed = {f for f in changed if f in listing.stats}
         reload: list[str] = []
         removed: list[int] = []
@@ -260,17 +253,10 @@ class Index:
         return rows.fetchall()
 
     def infos(self, folders: Iterable[str]) -> dict[str, DocInfo]:
-        wanted = list(folders)
-        found: dict[str, DocInfo] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            rows = self.conn.execute(
-                f"SELECT folder, name, version, state, kind, description, {_LENS} FROM docs "
-                f"WHERE folder IN ({', '.join('?' * len(chunk))})", chunk)
-            for row in rows:
-                found[row[0]] = DocInfo(row[0], row[1], int(row[2]), row[3], row[4], row[5],
-                                        tuple(int(v) for v in row[6:]))
-        return found
+        rows = select_in(self.conn, f"SELECT folder, name, version, state, kind, description, "
+                         f"{_LENS} FROM docs WHERE folder IN ({KEYS})", folders)
+        return {row[0]: DocInfo(row[1], int(row[2]), row[3], row[4], row[5], row[0],
+                                tuple(int(v) for v in row[6:])) for row in rows}
 
     def warnings(self) -> list[str]:
         rows = self.conn.execute(
@@ -281,7 +267,7 @@ class Index:
         rows = self.conn.execute(
             f"SELECT folder, name, version, state, kind, description, blob, {_LENS} FROM docs "
             "WHERE error IS NULL AND state IN ('active', 'stale') ORDER BY folder")
-        return [(DocInfo(r[0], r[1], int(r[2]), r[3], r[4], r[5], tuple(int(v) for v in r[7:])),
+        return [(DocInfo(r[1], int(r[2]), r[3], r[4], r[5], r[0], tuple(int(v) for v in r[7:])),
                  r[6]) for r in rows]
 
     # -- learning from outcomes ---------------------------------------------------
@@ -308,17 +294,13 @@ class Index:
     def learned(self, folders: Iterable[str]) -> dict[str, dict[str, int]]:
         return learning.stats(self.conn, folders)
 
+    def evidence_prompts(self, per_skill: int) -> list[tuple[str, str, str]]:
+        return learning.evidence_prompts(self.conn, per_skill)
+
     def field_counts(self, term: str, folders: list[str]
                      ) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
-        found: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         width = len(FIELDS)
-        for start in range(0, len(folders), 500):
-            chunk = folders[start:start + 500]
-            rows = self.conn.execute(
-                f"SELECT d.folder, {', '.join(f'p.t{i}' for i in range(width))}, "
-                f"{', '.join(f'd.l{i}' for i in range(width))} FROM postings p "
-                f"JOIN docs d ON d.id = p.doc WHERE p.term = ? "
-                f"AND d.folder IN ({', '.join('?' * len(chunk))})", [term, *chunk])
-            for row in rows:
-                found[row[0]] = (tuple(row[1:1 + width]), tuple(row[1 + width:]))
-        return found
+        rows = select_in(self.conn, f"SELECT d.folder, {_P_TFS}, {_D_LENS} FROM postings p "
+                         f" JOIN docs d ON d.id = p.doc "
+                         f"WHERE p.term = ? AND d.folder IN ({KEYS})", folders, [term])
+        return {row[0]: (tuple(row[1:1 + width]), tuple(row[1 + width:])) for row in rows}

@@ -4,11 +4,13 @@ evidence for the skills they injected, failed ones weigh against.
 The fold reads every node's files under ``logs/events/`` (synced history included)
 into tables of the search index:
 
-- ``injections``: each ``inject`` record's prompt terms, by id;
+- ``injections``: each ``inject`` record's prompt and its terms, by id;
 - ``outcomes``: each ``outcome`` of an injection, and whether it was applied yet
   (its injection may arrive later, from another node's file);
 - ``evidence``: per skill and term, the term's count in prompts that succeeded
   (``pos``) and failed (``neg``) with it;
+- ``evidence_prompts``: per skill, the injections that succeeded with it, in the
+  order they were folded (dense retrieval compares a query with their prompts);
 - ``learned``: per skill, usage / success / failure counts (the boost) and the
   evidence lengths (the field's length normalisation).
 
@@ -26,19 +28,21 @@ import json
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitvault.core.records import LineWarning, stream_files, ts_sort_key
+from gitvault.retrieval.sql import KEYS, select_in, writing
 from gitvault.retrieval.tokens import tokenize
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS event_files (
     path TEXT PRIMARY KEY, ino INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     offset INTEGER NOT NULL, lines INTEGER NOT NULL, tail TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS injections (id TEXT PRIMARY KEY, terms TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS injections (
+    id TEXT PRIMARY KEY, terms TEXT NOT NULL, prompt TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS outcomes (
     id TEXT PRIMARY KEY, injection TEXT NOT NULL, success INTEGER NOT NULL,
     skills TEXT NOT NULL, applied INTEGER NOT NULL) WITHOUT ROWID;
@@ -46,6 +50,9 @@ CREATE INDEX IF NOT EXISTS outcomes_injection ON outcomes (injection, applied);
 CREATE TABLE IF NOT EXISTS evidence (
     term TEXT NOT NULL, skill TEXT NOT NULL, pos INTEGER NOT NULL, neg INTEGER NOT NULL,
     PRIMARY KEY (term, skill)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS evidence_prompts (
+    seq INTEGER PRIMARY KEY, skill TEXT NOT NULL, injection TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS evidence_prompts_skill ON evidence_prompts (skill, seq);
 CREATE TABLE IF NOT EXISTS learned (
     skill TEXT PRIMARY KEY, usage INTEGER NOT NULL DEFAULT 0,
     success INTEGER NOT NULL DEFAULT 0, failure INTEGER NOT NULL DEFAULT 0,
@@ -53,7 +60,8 @@ CREATE TABLE IF NOT EXISTS learned (
 CREATE TABLE IF NOT EXISTS event_warnings (
     path TEXT NOT NULL, line INTEGER NOT NULL, reason TEXT NOT NULL);
 """
-TABLES = ("event_files", "injections", "outcomes", "evidence", "learned", "event_warnings")
+TABLES = ("event_files", "injections", "outcomes", "evidence", "evidence_prompts", "learned",
+          "event_warnings")
 _TAIL = 64  # bytes before the read offset whose hash shows the file was only appended to
 
 
@@ -129,8 +137,7 @@ def refresh(conn: sqlite3.Connection, events_dir: Path | None) -> EventsRefresh:
     restart, todo = _stale(conn, files)
     if not restart and not todo:
         return EventsRefresh()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with writing(conn):
         restart, todo = _stale(conn, files)
         if restart:
             for table in TABLES:
@@ -140,11 +147,6 @@ def refresh(conn: sqlite3.Connection, events_dir: Path | None) -> EventsRefresh:
         for path, offset, lines in todo:
             fold.read(path, offset, lines)
         fold.run()
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return EventsRefresh(len(todo), fold.folded, restart)
 
 
@@ -175,11 +177,6 @@ def _names(refs: object) -> list[str]:
 def _each(refs: object) -> list[str]:
     """Every reference's skill name, repeats kept (as the usage counts take them)."""
     return [str(ref).split("@")[0] for ref in refs] if isinstance(refs, list) else []
-
-
-def _chunks(values: list[str], size: int = 500) -> Iterator[list[str]]:
-    for start in range(0, len(values), size):
-        yield values[start:start + size]
 
 
 class _Fold:
@@ -220,11 +217,8 @@ class _Fold:
                            _tail_hash(data[:end][-_TAIL:])))
 
     def _existing(self, table: str, ids: list[str]) -> set[str]:
-        found: set[str] = set()
-        for chunk in _chunks(ids):
-            found.update(row[0] for row in self.conn.execute(
-                f"SELECT id FROM {table} WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
-        return found
+        return {row[0] for row in select_in(self.conn, f"SELECT id FROM {table} "
+                                            f"WHERE id IN ({KEYS})", ids)}
 
     def run(self) -> None:
         conn = self.conn
@@ -235,19 +229,18 @@ class _Fold:
                                         self._existing("outcomes", outcome_ids))
         wanted = sorted({str(r["injection"]) for _, r in self.items
                          if r.get("op") == "outcome" and isinstance(r.get("injection"), str)})
-        terms_of: dict[str, str] = {}  # injection id -> its prompt's terms
-        for chunk in _chunks(wanted):
-            terms_of.update(conn.execute(f"SELECT id, terms FROM injections WHERE id IN "
-                                         f"({', '.join('?' * len(chunk))})", chunk).fetchall())
+        # injection id -> its prompt's terms
+        terms_of: dict[str, str] = dict(select_in(
+            conn, f"SELECT id, terms FROM injections WHERE id IN ({KEYS})", wanted))
         waiting: dict[str, list[list[Any]]] = {}  # injection -> [outcome id, success, skills, applied, old]
-        for chunk in _chunks(sorted(set(inject_ids))):
-            for oid, injection, success, skills in conn.execute(
-                    "SELECT id, injection, success, skills FROM outcomes WHERE applied = 0 AND "
-                    f"injection IN ({', '.join('?' * len(chunk))})", chunk):
-                waiting.setdefault(injection, []).append(
-                    [oid, bool(success), skills.split("\n") if skills else [], 0, True])
+        for oid, injection, success, skills in select_in(
+                conn, "SELECT id, injection, success, skills FROM outcomes WHERE applied = 0 "
+                f"AND injection IN ({KEYS})", sorted(set(inject_ids))):
+            waiting.setdefault(injection, []).append(
+                [oid, bool(success), skills.split("\n") if skills else [], 0, True])
         seen_injections, seen_outcomes = set(old_injections), set(old_outcomes)
-        new_injections: list[tuple[str, str]] = []
+        new_injections: list[tuple[str, str, str]] = []  # (id, terms, prompt)
+        successes: list[tuple[str, str]] = []  # (skill, injection) of each success
         new_outcomes: list[tuple[str, list[Any]]] = []  # (injection, its entry)
         counts: dict[str, list[int]] = {}  # skill -> usage, success, failure, pos_len, neg_len
         prompts: dict[tuple[str, bool], list[str]] = {}  # (skill, success) -> prompts' terms
@@ -255,9 +248,11 @@ class _Fold:
         def bump(skill: str, column: int, by: int = 1) -> None:
             counts.setdefault(skill, [0, 0, 0, 0, 0])[column] += by
 
-        def apply(terms: str, success: bool, skills: list[str]) -> None:
+        def apply(injection: str, terms: str, success: bool, skills: list[str]) -> None:
             for skill in skills:
                 prompts.setdefault((skill, success), []).append(terms)
+                if success:
+                    successes.append((skill, injection))
 
         for where, record in self.items:
             rid = record.get("id")
@@ -272,11 +267,12 @@ class _Fold:
                     continue
                 seen_injections.add(key)
                 prompt = record.get("prompt")
-                terms = " ".join(tokenize(prompt)) if isinstance(prompt, str) else ""
+                prompt = prompt if isinstance(prompt, str) else ""
+                terms = " ".join(tokenize(prompt))
                 terms_of[key] = terms
-                new_injections.append((key, terms))
+                new_injections.append((key, terms, prompt))
                 for entry in waiting.pop(key, []):
-                    apply(terms, entry[1], entry[2])
+                    apply(key, terms, entry[1], entry[2])
                     entry[3] = 1
                     if entry[4]:
                         conn.execute("UPDATE outcomes SET applied = 1 WHERE id = ?", (entry[0],))
@@ -295,12 +291,14 @@ class _Fold:
             names = _names(record.get("skills"))
             entry = [key, success, names, 0, False]
             if injection in terms_of:
-                apply(terms_of[injection], success, names)
+                apply(injection, terms_of[injection], success, names)
                 entry[3] = 1
             else:
                 waiting.setdefault(injection, []).append(entry)
             new_outcomes.append((injection, entry))
-        conn.executemany("INSERT INTO injections VALUES (?, ?)", new_injections)
+        conn.executemany("INSERT INTO injections VALUES (?, ?, ?)", new_injections)
+        conn.executemany("INSERT INTO evidence_prompts (skill, injection) VALUES (?, ?)",
+                         successes)
         conn.executemany("INSERT INTO outcomes VALUES (?, ?, ?, ?, ?)",
                          [(key, injection, int(success), "\n".join(names), applied)
                           for injection, (key, success, names, applied, _) in new_outcomes])
@@ -365,3 +363,13 @@ def stats(conn: sqlite3.Connection, skills: Iterable[str]) -> dict[str, dict[str
                 "SELECT skill, usage, success, failure FROM learned "
                 "WHERE usage > 0 OR success > 0 OR failure > 0")
             if skill in wanted}
+
+
+def evidence_prompts(conn: sqlite3.Connection, per_skill: int) -> list[tuple[str, str, str]]:
+    """(skill, injection id, prompt) of the last ``per_skill`` successful injections of
+    each skill with any, in skill order."""
+    return conn.execute(
+        "SELECT e.skill, e.injection, i.prompt FROM (SELECT skill, injection, seq, "
+        "row_number() OVER (PARTITION BY skill ORDER BY seq DESC) AS n FROM evidence_prompts"
+        ") e JOIN injections i ON i.id = e.injection WHERE e.n <= ? ORDER BY e.skill, e.seq",
+        (per_skill,)).fetchall()

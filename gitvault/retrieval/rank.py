@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gitvault.retrieval import embed, learning
-from gitvault.retrieval.documents import FIELDS, DocInfo, Document
+from gitvault.retrieval.documents import FIELDS, DocInfo, Document, SkillInfo
 
 # name and trigger weigh most, then description, tags and body (SPEC §4.1). Tuned on
 # MetaTool's dev split (bench/bench_retrieval.py): a skill's name says most.
@@ -51,13 +51,7 @@ class TermScore:
 
 
 @dataclass(frozen=True)
-class Hit:
-    name: str
-    version: int
-    state: str
-    kind: str
-    description: str
-    folder: str
+class Hit(SkillInfo):
     score: float  # BM25F times the usage and success boost
     relevance: float  # BM25F alone
     boost: float = 1.0  # the usage and success factor
@@ -130,6 +124,9 @@ class Corpus(Protocol):
     def learned(self, folders: Iterable[str]) -> dict[str, dict[str, int]]:
         """usage / success / failure of the given folders, from the events log."""
 
+    def evidence_prompts(self, per_skill: int) -> list[tuple[str, str, str]]:
+        """(skill, injection id, prompt) of each skill's last successful injections."""
+
     def field_counts(self, term: str, folders: list[str]
                      ) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
         """(counts per field, lengths per field) of ``term`` in the given folders."""
@@ -178,6 +175,11 @@ class MemoryCorpus:
 
     def learned(self, folders: Iterable[str]) -> dict[str, dict[str, int]]:
         return learning.stats(self.learning, folders) if self.learning is not None else {}
+
+    def evidence_prompts(self, per_skill: int) -> list[tuple[str, str, str]]:
+        if self.learning is None:
+            return []
+        return learning.evidence_prompts(self.learning, per_skill)
 
     def field_counts(self, term: str, folders: list[str]
                      ) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:

@@ -138,7 +138,8 @@ def test_bad_event_lines_are_warnings(setup: tuple[Path, Path, Path]) -> None:
 
 
 def test_fuse_adds_dense_matches_and_scales_lexical_scores() -> None:
-    fused = embed.fuse({"a": 4.0, "b": 2.0}, {"a": 0.1, "b": 0.9, "c": 0.5, "d": -0.2})
+    fused = embed.fuse({"a": 4.0, "b": 2.0}, {"a": 0.1, "b": 0.9, "c": 0.5, "d": -0.2},
+                       weight=0.5)
     assert set(fused) == {"a", "b", "c"}  # d: no lexical match and a negative cosine
     assert fused["a"] == pytest.approx(0.5 * 1.0 + 0.5 * 0.1)
     assert fused["b"] == pytest.approx(0.5 * 0.5 + 0.5 * 0.9)
@@ -146,6 +147,38 @@ def test_fuse_adds_dense_matches_and_scales_lexical_scores() -> None:
     vectors = embed.load("hash:32").encode(["weather in Toronto", "Toronto weather", "hotel"])
     assert vectors[0] == vectors[1] and len(vectors[0]) == 32
     assert embed.cosines(vectors[0], [("same", vectors[1])])["same"] == pytest.approx(1.0)
+
+
+def test_dense_scores_count_the_prompts_a_skill_succeeded_with(
+        setup: tuple[Path, Path, Path]) -> None:
+    skills, events, cache = setup
+    embedder = embed.load("hash:64")
+    query = "sunscreen UV"
+
+    def dense() -> dict[str, float]:
+        found = {}
+        for cache_dir in (cache, None):  # the index (float32 vectors) agrees with the files
+            hits = rank_skills(skills, query, cache_dir=cache_dir, events_dir=events,
+                               embedder=embedder).hits
+            found[cache_dir] = {h.name: round(h.dense or 0.0, 6) for h in hits}
+        assert found[cache] == found[None]
+        return found[cache]
+
+    vectors = embedder.encode(
+        [query, embed.doc_text("weather-tool", "Provide the latest weather information")])
+    own = embed.cosines(vectors[0], [("doc", vectors[1])])["doc"]  # to its description
+    before = dense()
+    (events / "2026-01" / "n1.jsonl").write_text(
+        inject("i1", query, "weather-tool") + outcome("o1", "i1", True, "weather-tool")
+        + inject("i2", query, "trip-tool") + outcome("o2", "i2", False, "trip-tool"), "utf-8")
+    after = dense()
+    # the same prompt succeeded with weather-tool: its cosine 1.0 is averaged in; the
+    # failed one teaches trip-tool nothing
+    assert after["weather-tool"] == pytest.approx((own + 1.0) / 2, abs=1e-6)
+    assert after.get("trip-tool") == before.get("trip-tool")
+    with Index(cache / INDEX_FILE, skills, events) as index:
+        cached = index.conn.execute("SELECT injection, model FROM prompt_vectors").fetchall()
+    assert cached == [("i1", "hash:64")]  # embedded once, kept by injection id
 
 
 def test_an_outcome_waits_across_refreshes_for_its_injection(
