@@ -16,14 +16,7 @@ from contextlib import contextmanager
 from gitvault.core import clock
 from gitvault.errors import Conflict, InvalidInput, NotFound
 from gitvault.queue.log import QueueLog
-from gitvault.queue.rules import (
-    LockIndex,
-    blocking,
-    conflicts,
-    expired,
-    lock_expired,
-    normalize_request,
-)
+from gitvault.queue.rules import LockIndex, blocking, conflicts, expired, lock_expired, normalize_request
 from gitvault.queue.state import DAG_COUNTS, RANK, STATUSES, QueueState, view
 
 TYPE_CHECKING = False  # typing is not imported at run time (the queue's hot path)
