@@ -388,14 +388,16 @@ def move_bad_lines(path: PathLike, keep: int) -> list[tuple[int, str]]:
         os.close(fd)
 
 
-def locked(path: PathLike) -> _Lock:
+def locked(path: PathLike) -> Lock:
     """Hold an exclusive ``flock`` on the lock file *path*, created with parents (a
     context manager; a class rather than ``contextlib``, which the hot path would pay
     for at import)."""
-    return _Lock(path)
+    return Lock(path)
 
 
-class _Lock:
+class Lock:
+    """An exclusive ``flock`` held for a ``with`` block (see :func:`locked`)."""
+
     __slots__ = ("fd", "path")
 
     def __init__(self, path: PathLike) -> None:

@@ -11,7 +11,6 @@ A refused command appends nothing.
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 
 from gitvault.core import clock
 from gitvault.errors import Conflict, InvalidInput, NotFound
@@ -21,7 +20,6 @@ from gitvault.queue.state import DAG_COUNTS, RANK, STATUSES, QueueState, view
 
 TYPE_CHECKING = False  # typing is not imported at run time (the queue's hot path)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from datetime import datetime
     from typing import Any
 
@@ -45,14 +43,9 @@ class Queue:
         """Lines of the queue logs that are not valid records (file, line, reason)."""
         return self.log.warnings
 
-    @contextmanager
-    def _writing(self) -> Iterator[QueueState]:
-        with self.log.locked():
-            state = self.log.load()
-            try:
-                yield state
-            finally:
-                self.log.save(state)
+    def _writing(self) -> _Writing:
+        """The folded queue under the queue's lock (``with``), its cache saved after."""
+        return _Writing(self.log)
 
     def state(self) -> QueueState:
         """The folded queue, for reading (no lock needed: appends are whole lines)."""
@@ -287,3 +280,27 @@ def _ordered(request: dict[str, Any]) -> dict[str, Any]:
             "deadline": request["deadline"], "status": "queued", "result": None,
             "dependsOn": request["dependsOn"], "dagId": request["dagId"]}
 
+
+class _Writing:
+    """``Queue._writing``: a class, not ``contextlib``, which the hot path would pay for
+    at import."""
+
+    __slots__ = ("lock", "log", "state")
+
+    def __init__(self, log: QueueLog) -> None:
+        self.log, self.lock = log, log.locked()
+
+    def __enter__(self) -> QueueState:
+        self.lock.__enter__()
+        try:
+            self.state = self.log.load()
+        except BaseException:
+            self.lock.__exit__(None, None, None)
+            raise
+        return self.state
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.log.save(self.state)
+        finally:
+            self.lock.__exit__(*exc)

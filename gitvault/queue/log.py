@@ -21,14 +21,12 @@ import marshal
 import os
 import sys
 import zlib
-from contextlib import contextmanager
 
 from gitvault.core import clock, records
 from gitvault.queue.state import NeedRebuild, QueueState
 
 TYPE_CHECKING = False  # typing is not imported at run time (the queue's hot path)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
     from gitvault.core.paths import VaultLayout
@@ -63,11 +61,9 @@ class QueueLog:
         self.lag = 0  # records folded since the state the cache file holds
         self._valid = True  # the fold matches self.files (else the cache is not saved)
 
-    @contextmanager
-    def locked(self) -> Iterator[None]:
-        """The lock every read-decide-append of the queue holds."""
-        with records.locked(self.lock_path):
-            yield
+    def locked(self) -> records.Lock:
+        """The lock every read-decide-append of the queue holds (``with``)."""
+        return records.locked(self.lock_path)
 
     # -- reading ------------------------------------------------------------------
     def _listing(self) -> list[str]:

@@ -43,6 +43,20 @@ def test_hot_commands_import_nothing_heavy(gv: Runner, gv_proc: Runner, vault: P
     names = imported(result.err)
     assert {"gitvault", "json"} <= names  # the listing is what it claims to be
     assert names & HEAVY == set(), args
+    assert "contextlib" not in script_imports(gv_proc, args), args
+
+
+def script_imports(gv_proc: Runner, args: tuple[str, ...]) -> set[str]:
+    """What the installed ``gitvault`` command imports (``python -m`` would load runpy,
+    and contextlib with it, before gitvault starts)."""
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).parent / "gitvault"
+    result = subprocess.run([str(script), *args], cwd=gv_proc.cwd, capture_output=True,
+                            text=True, env={**gv_proc.env, "PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    return imported(result.stderr)
 
 
 def test_the_node_id_from_git_config_starts_no_git_once_cached(gv_proc: Runner,
@@ -74,10 +88,9 @@ def test_record_run_loads_neither_datetime_nor_contextlib(gv_proc: Runner, vault
     result = gv_proc("record-run", "--skill", "s", "--json",
                      env={"GITVAULT_NOW": "", "PYTHONPROFILEIMPORTTIME": "1"})
     assert result.code == 0, result.err[-2000:]
-    # ``python -m`` loads runpy (and contextlib with it) before gitvault starts
-    after_runpy = result.err.rsplit("| runpy\n", 1)[-1]
-    assert {"gitvault", "json"} <= imported(after_runpy)
-    assert imported(after_runpy) & {"datetime", "contextlib"} == set()
+    assert {"gitvault", "json"} <= imported(result.err)
+    assert "datetime" not in imported(result.err)
+    assert "contextlib" not in script_imports(gv_proc, ("record-run", "--skill", "s"))
     ts = result.json()["entry"]["ts"]
     assert len(ts) == 24 and ts.endswith("Z") and ts[4] == "-" and ts[10] == "T"
     log = next((vault / "logs" / "runs").glob("*/*.jsonl"))
