@@ -29,7 +29,18 @@ def commit_from_other_node(gv: Runner, vault: Path, tmp_path: Path, code: str,
     other = tmp_path / "other"
     env = {**gv.env, "GITVAULT_NODE": "other-node"}
     assert git(tmp_path, env, "clone", "-q", str(vault), str(other)).code == 0
-    folder = other / "skills" / "slugify"
+    write_forged_code_skill(other, code, claims, "other-node")
+    assert git(other, env, "add", "-A").code == 0
+    done = git(other, env, *GIT_ID, "commit", "-q", "--no-verify", "-m", "add slugify")
+    assert done.code == 0, done.err
+    return other
+
+
+def write_forged_code_skill(clone: Path, code: str, claims: str, writer: str) -> None:
+    """In ``clone``: skills/slugify as a code skill written by hand (no gate ran), and
+    a passing gate record for exactly those files claiming node ``claims``, appended to
+    ``writer``'s gate log."""
+    folder = clone / "skills" / "slugify"
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text(
         "---\nname: slugify\ndescription: Make a URL slug\nmetadata:\n  version: \"1\"\n"
@@ -41,13 +52,9 @@ def commit_from_other_node(gv: Runner, vault: Path, tmp_path: Path, code: str,
               "skill": "slugify", "version": 1, "urn": "urn:gitvault:skill:vault:slugify:v1",
               "sha256": evidence_hash(files), "passed": True, "reasons": [],
               "sandbox": "bwrap", "node": claims}
-    log = other / "logs" / "gate" / "2026-12" / "other-node.jsonl"
+    log = clone / "logs" / "gate" / "2026-12" / f"{writer}.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(json.dumps(forged) + "\n")
-    assert git(other, env, "add", "-A").code == 0
-    done = git(other, env, *GIT_ID, "commit", "-q", "--no-verify", "-m", "add slugify")
-    assert done.code == 0, done.err
-    return other
 
 
 def pull(gv: Runner, vault: Path, other: Path, *, hooks: bool = True) -> Result:

@@ -510,20 +510,26 @@ def test_a_change_that_helped_is_recorded_as_improved(gv: Runner, vault: Path, b
     assert gv.ok("skill", "show", "api-caller", "--json").json()["version"] == 2
 
 
+def stand_in_llm(gv: Runner, tmp_path: Path, source: str) -> dict[str, str]:
+    """A stand-in ``llm`` package (``source`` is its __init__.py) and the PYTHONPATH
+    that puts it first, for a process runner."""
+    site = tmp_path / "site" / "llm"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text(source)
+    return {"PYTHONPATH": f"{tmp_path / 'site'}:{gv.env['PYTHONPATH']}"}
+
+
 def test_the_llm_library_provider_is_imported_only_when_named(gv: Runner, vault: Path,
                                                               tmp_path: Path) -> None:
     """`git config gitvault.llm-model` picks a model of the llm library (the optional
     extra); here a stand-in package with llm's get_model(...).prompt(...).text() API."""
-    site = tmp_path / "site" / "llm"
-    site.mkdir(parents=True)
-    (site / "__init__.py").write_text(
+    env = {**at(T1), **stand_in_llm(gv, tmp_path,
         "class _Response:\n    def __init__(self, text):\n        self._text = text\n"
         "    def text(self):\n        return self._text\n"
         "class _Model:\n    def __init__(self, name):\n        self.name = name\n"
         "    def prompt(self, prompt):\n        return _Response('NONE' if self.name == 'tiny' "
         "else '')\n"
-        "def get_model(name):\n    return _Model(name)\n")
-    env = {**at(T1), "PYTHONPATH": f"{tmp_path / 'site'}:{gv.env['PYTHONPATH']}"}
+        "def get_model(name):\n    return _Model(name)\n")}
     gv = gv.process()  # PYTHONPATH is read when the interpreter starts
     gv.git("config", "gitvault.llm-model", "tiny")
     assert gv.ok("extract", "--summary", "-", "--json", input="s", env=env).json()["status"] == "none"

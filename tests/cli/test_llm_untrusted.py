@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_llm import T0, T1, at, degrading, improve_answer, records
+from tests.cli.test_llm import T0, T1, at, degrading, improve_answer, records, stand_in_llm
 from tests.conftest import Runner, snapshot
 from tests.llm.scripted import CURATE, IMPROVE, Scripted
 
@@ -108,15 +108,11 @@ def test_a_gigantic_proposal_is_not_applied_automatically(gv: Runner, vault: Pat
 
 def test_an_llm_library_model_that_hangs_is_cut_at_the_timeout(gv: Runner, vault: Path,
                                                               tmp_path: Path) -> None:
-    site = tmp_path / "site" / "llm"
-    site.mkdir(parents=True)
-    (site / "__init__.py").write_text(
+    env = {**at(T1), **stand_in_llm(gv, tmp_path,
         "import time\n"
         "class _Response:\n    def text(self):\n        time.sleep(60)\n        return 'NONE'\n"
         "class _Model:\n    def prompt(self, prompt):\n        return _Response()\n"
-        "def get_model(name):\n    return _Model()\n")
-    env = {**at(T1), "PYTHONPATH": f"{tmp_path / 'site'}:{gv.env['PYTHONPATH']}",
-           "GITVAULT_LLM_TIMEOUT": "1"}
+        "def get_model(name):\n    return _Model()\n"), "GITVAULT_LLM_TIMEOUT": "1"}
     proc = gv.process()
     proc.git("config", "gitvault.llm-model", "slow")
     before = snapshot(vault)
