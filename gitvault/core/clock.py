@@ -78,9 +78,6 @@ def iso(moment: datetime) -> str:
     return utc.isoformat(timespec="milliseconds") + "Z"  # years below 1000 zero-padded
 
 
-def now_iso() -> str:
-    return iso(now())
-
 
 def now_seconds() -> str:
     """Now as ISO 8601 UTC to the second (``created``/``updated`` of a skill)."""

@@ -74,12 +74,13 @@ def new_id(moment: datetime | None = None) -> str:
 
 
 def now_iso() -> str:
-    """Now as a new record's ``ts``: :func:`gitvault.core.clock.now_iso`, but on the
-    system clock without loading ``datetime`` (a millisecond of record-run's start)."""
+    """Now (the clock's, SPEC §1) as a record's ``ts``: ISO 8601 UTC with milliseconds
+    and ``Z``. On the system clock it is formatted from ``time``, without loading
+    ``datetime`` (a millisecond of record-run's start)."""
     if os.environ.get("GITVAULT_NOW"):
-        from gitvault.core.clock import now_iso
+        from gitvault.core.clock import iso, now
 
-        return now_iso()
+        return iso(now())
     ms = time.time_ns() // 1_000_000
     t = time.gmtime(ms // 1000)
     return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"

@@ -111,7 +111,7 @@ def _state_checks(path: Path, rel: str, warnings: list[records.LineWarning]
             warnings.append(records.LineWarning(str(path), 1, f"source {source_id!r}: not a mapping"))
             continue
         ts = next((t for t in (entry.get("checkedAt"), data.get("lastCheck"))
-                   if records.ts_sort_key(t)[1] is None), None) or clock.now_iso()
+                   if records.ts_sort_key(t)[1] is None), None) or records.now_iso()
         seen = {k: v for k, v in entry.items() if k != "checkedAt"}
         version = seen.get("version")
         value = version if isinstance(version, str) and version else \

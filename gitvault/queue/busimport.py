@@ -85,7 +85,7 @@ def _valid_ts(value: Any) -> str:
             return value
         except InvalidInput:
             pass
-    return clock.now_iso()
+    return records.now_iso()
 
 
 def _convert(kind: str, raw: dict[str, Any], origin: dict[str, Any]

@@ -255,7 +255,7 @@ class QueueLog:
     def next_ts(self, state: QueueState) -> str:
         """Now, or the latest folded time if the clock is behind it: this node's records
         then fold in the order they were written."""
-        now = clock.now_iso()
+        now = records.now_iso()
         if state.last_ts and clock.ts_key(now) < state.last_key[0]:
             return state.last_ts
         return now

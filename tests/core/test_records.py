@@ -489,3 +489,19 @@ def test_moving_bad_lines_aside_while_processes_append_loses_nothing(tmp_path: P
     assert {r.get("id") for r in result.records} >= {"a", "b"}
     aside = path.with_name("node.jsonl.torn").read_bytes().split(b"\n")[:-1]
     assert aside[0] == b"{broken" and set(aside[1:]) == {b"not json"}
+
+
+def test_now_iso_is_the_clocks_now_in_the_written_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record's ts: GITVAULT_NOW when set (through the clock), else the system clock
+    formatted without datetime, in the same shape (ms, Z) and within the same second."""
+    from gitvault.core import clock, records
+
+    monkeypatch.setenv("GITVAULT_NOW", "2026-03-04T05:06:07.891234+02:00")
+    assert records.now_iso() == "2026-03-04T03:06:07.891Z"
+    monkeypatch.delenv("GITVAULT_NOW")
+    before = clock.now()
+    text = records.now_iso()
+    after = clock.now()
+    assert len(text) == 24 and text.endswith("Z")
+    assert clock.iso(before)[:19] <= text[:19] <= clock.iso(after)[:19]
+    assert before.replace(microsecond=before.microsecond // 1000 * 1000) <= clock.parse_iso(text) <= after
