@@ -4,26 +4,15 @@ AGENTS.md / CLAUDE.md index in and out of the vault (SPEC §4, Interchange)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
 from gitvault.cli.common import emit, global_options, note, state, unsafe_no_sandbox_option
 
 
-def _served(vault: Any) -> list[tuple[Any, Path]]:
-    skipped: list[str] = []
-    pairs = [(s, vault.layout.skill_dir(s.name))
-             for s in vault.skills.iter_all(include_archived=False, skipped=skipped)]
+def _warn(skipped: list[str]) -> None:
     for line in skipped:
         click.echo(f"gitvault: warning: {line}", err=True)
-    return pairs
-
-
-def _trusted(vault: Any) -> set[str]:
-    from gitvault.skills.codegate import trusted_evidence
-
-    return trusted_evidence(vault.layout, vault.node)
 
 
 @click.command("export")
@@ -51,25 +40,20 @@ def export(directory: str, fmt: str, keep_extra_keys: bool, budget: int) -> None
     first, within --budget characters, written between gitvault's markers in
     DIRECTORY/AGENTS.md (or DIRECTORY itself when it names a .md file, such as
     CLAUDE.md); the rest of that file is kept."""
-    from gitvault.skills import agentskills
+    from gitvault.vault import interchange
 
     vault = state().vault()
-    dest = Path(directory)
+    skipped: list[str] = []
     if fmt == "agents-md":
-        target = agentskills.index_target(dest)
-        stats, _ = vault.skill_stats()
-        usage = {name: int(row.get("usage", 0)) for name, row in stats.items()}
-        block, listed, omitted = agentskills.index_block(_served(vault), usage,
-                                                         target.parent.resolve(), budget,
-                                                         _trusted(vault))
-        action = agentskills.write_index(target, block)
-        data: dict[str, Any] = {"format": "agents-md", "file": str(target), "action": action,
-                                "skills": listed, "omitted": omitted, "chars": len(block)}
-        emit(data, f"{action} {target}: {len(listed)} skills"
-                   + (f" ({omitted} more did not fit in {budget} characters)" if omitted else ""))
+        data = interchange.export_index(vault, Path(directory), budget, skipped)
+        _warn(skipped)
+        emit(data, f"{data['action']} {data['file']}: {len(data['skills'])} skills"
+                   + (f" ({data['omitted']} more did not fit in {budget} characters)"
+                      if data["omitted"] else ""))
         return
-    result = agentskills.export_folders(_served(vault), dest, keep_extra_keys=keep_extra_keys,
-                                        trusted=_trusted(vault))
+    result = interchange.export_folders(vault, Path(directory),
+                                        keep_extra_keys=keep_extra_keys, skipped=skipped)
+    _warn(skipped)
 
     def text() -> str:
         lines = [f"exported {e['name']} v{e['version']} -> {e['path']}"

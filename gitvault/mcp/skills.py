@@ -48,19 +48,15 @@ def mime_type(rel: str) -> str:
 def served(vault: Any) -> list[Served]:
     """The skills this server hands out, by name."""
     found = []
-    trusted = _trusted(vault)
-    for skill in vault.skills.iter_all(include_archived=False, skipped=[]):
-        if unserved_reason(skill, vault.layout.skill_dir(skill.name), trusted) is None:
-            item = _served_folder(skill.name, vault.layout.skill_dir(skill.name))
+    from gitvault.vault import interchange
+
+    trusted = interchange.trusted(vault)
+    for skill, folder in interchange.active(vault, skipped=[]):
+        if unserved_reason(skill, folder, trusted) is None:
+            item = _served_folder(skill.name, folder)
             if item is not None:
                 found.append(item)
     return found
-
-
-def _trusted(vault: Any) -> set[str]:
-    from gitvault.skills.codegate import trusted_evidence
-
-    return trusted_evidence(vault.layout, vault.node)
 
 
 def _served_folder(name: str, folder: Path) -> Served | None:
@@ -79,7 +75,9 @@ def find(vault: Any, name: str) -> Served:
         skill = read_skill(vault.layout.skill_dir(name))
     except Exception:
         raise NotFound(f"no skill {name!r} is served here") from None
-    reason = unserved_reason(skill, vault.layout.skill_dir(skill.name), _trusted(vault))
+    from gitvault.vault.interchange import trusted
+
+    reason = unserved_reason(skill, vault.layout.skill_dir(skill.name), trusted(vault))
     item = None if reason else _served_folder(skill.name, vault.layout.skill_dir(skill.name))
     if item is None:
         raise NotFound(f"skill {name!r} is not served here: {reason or 'unreadable'}")

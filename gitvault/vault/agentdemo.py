@@ -57,31 +57,24 @@ def _queue(vault: Vault, say: Say, step: Step) -> dict[str, Any]:
 
 
 def _export(vault: Vault, base: Path, say: Say, step: Step) -> dict[str, Any]:
-    from gitvault.skills import agentskills
-    from gitvault.skills.codegate import trusted_evidence
+    from gitvault.vault import interchange
 
     project = base / "agent-project"
     step("Claude Code and Codex load the skills as they are: an Agent Skills folder and an "
          "AGENTS.md index",
          f"cd {project} && gitvault export .claude/skills && gitvault export . --format agents-md")
-    served = [(skill, vault.layout.skill_dir(skill.name))
-              for skill in vault.skills.iter_all(include_archived=False)]
-    trusted = trusted_evidence(vault.layout, vault.node)
-    result = agentskills.export_folders(served, project / ".claude" / "skills", trusted=trusted)
+    result = interchange.export_folders(vault, project / ".claude" / "skills")
     for entry in result["exported"][:4]:
         say(f"  exported {entry['name']} v{entry['version']} -> {entry['path']}")
     if len(result["exported"]) > 4:
         say(f"  ... and {len(result['exported']) - 4} more")
     for skipped in result["skipped"]:
         say(f"  skipped {skipped['name']}: {skipped['reason']}")
-    stats, _ = vault.skill_stats()
-    usage = {name: int(row.get("usage", 0)) for name, row in stats.items()}
-    target = agentskills.index_target(project)
-    block, listed, _ = agentskills.index_block(served, usage, project.resolve(),
-                                               trusted=trusted)
-    say(f"  {agentskills.write_index(target, block)} {target}: {len(listed)} skills, "
-        f"most used first ({len(block)} characters)")
-    return {"folders": len(result["exported"]), "index": str(target), "indexed": len(listed)}
+    index = interchange.export_index(vault, project)
+    say(f"  {index['action']} {index['file']}: {len(index['skills'])} skills, "
+        f"most used first ({index['chars']} characters)")
+    return {"folders": len(result["exported"]), "index": index["file"],
+            "indexed": len(index["skills"])}
 
 
 def _report(vault: Vault, base: Path, say: Say, step: Step) -> str:
