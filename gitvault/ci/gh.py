@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from typing import Any
 
-from gitvault.core import git
+from gitvault.core.program import ProgramFailed, run_program
 from gitvault.core.redact import redact
 from gitvault.errors import GitvaultError
 
@@ -24,6 +23,18 @@ class GhError(GitvaultError):
     """``gh`` is missing, failed or did not answer in time (exit 2)."""
 
     code = "gh"
+
+
+def _why(failed: ProgramFailed, timeout: float) -> str:
+    if failed.reason == "timeout":
+        return f"no answer within {timeout:g} s"
+    if failed.reason == "too_large":
+        return f"wrote more than {MAX_OUTPUT >> 20} MiB"
+    if failed.reason == "exited":
+        lines = failed.stderr.strip().splitlines()
+        why = redact(lines[-1].strip())[:300] if lines else "no message"
+        return f"exited {failed.returncode}: {why}"
+    return f"cannot run gh ({failed.detail or failed.reason})"
 
 
 class Gh:
@@ -47,20 +58,10 @@ class Gh:
         self.calls.append(["gh", *argv[1:]])
         env = {**os.environ, "GH_PROMPT_DISABLED": "1", "NO_COLOR": "1", "GH_NO_UPDATE_NOTIFIER": "1"}
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=env, start_new_session=True)
-        except OSError as exc:
-            raise GhError(f"{what}: cannot run gh ({exc.strerror or exc})") from None
-        try:
-            out, err = git.communicate_capped(proc, None, self.timeout, MAX_OUTPUT)
-        except subprocess.TimeoutExpired:
-            raise GhError(f"{what}: no answer within {self.timeout:g} s") from None
-        except git.OutputTooLarge:
-            raise GhError(f"{what}: wrote more than {MAX_OUTPUT >> 20} MiB") from None
-        if proc.returncode != 0:
-            lines = err.decode("utf-8", "replace").strip().splitlines()
-            why = redact(lines[-1].strip())[:300] if lines else "no message"
-            raise GhError(f"{what}: exited {proc.returncode}: {why}")
+            out = run_program(argv, cwd=None, stdin=None, timeout=self.timeout,
+                              limit=MAX_OUTPUT, env=env).stdout
+        except ProgramFailed as failed:
+            raise GhError(f"{what}: {_why(failed, self.timeout)}") from None
         return out.decode("utf-8", "replace")
 
     def open_issues(self) -> list[dict[str, Any]]:

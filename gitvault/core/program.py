@@ -1,5 +1,6 @@
 """Run a program this clone configured (a knowledge ``command`` source, the LLM
-command): its command line split as a shell would, in a process group of its own that is
+command) or one gitvault drives (``gh``): its command line split as a shell would (never
+a shell), in a process group of its own that is
 killed when it overruns its time or floods its output."""
 
 from __future__ import annotations
@@ -31,19 +32,20 @@ class Output:
     stdout: bytes
 
 
-def run_program(command: str, *, cwd: Path | None, stdin: bytes | None, timeout: float,
-                limit: int) -> Output:
-    """Run ``command`` (split by shlex) in ``cwd`` with ``stdin`` (None: no stdin) and
-    return its stdout, at most ``limit`` bytes, once it exited 0 within ``timeout``
-    seconds; else raise ProgramFailed."""
+def run_program(command: str | list[str], *, cwd: Path | None, stdin: bytes | None,
+                timeout: float, limit: int, env: dict[str, str] | None = None) -> Output:
+    """Run ``command`` (an argv list, or a command line split by shlex) in ``cwd`` with
+    ``stdin`` (None: no stdin) and ``env`` (None: this process's) and return its stdout,
+    at most ``limit`` bytes, once it exited 0 within ``timeout`` seconds; else raise
+    ProgramFailed."""
     try:
-        argv = shlex.split(command)
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
     except ValueError as exc:
         raise ProgramFailed("unparsable", detail=str(exc)) from None
     if not argv:
         raise ProgramFailed("empty")
     try:
-        proc = subprocess.Popen(argv, cwd=cwd,
+        proc = subprocess.Popen(argv, cwd=cwd, env=env,
                                 stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
