@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from gitvault.cli.common import emit, global_options, state, warn
+from gitvault.cli.common import dry_run_option, emit, global_options, state, warn
 
 DAYS = click.option("--days", type=click.IntRange(min=0), default=None, metavar="N",
                     help="The recent window in days (default: health.window_days, 7).")
@@ -74,8 +74,7 @@ def report(days: int | None, summary_file: str | None) -> None:
 @click.option("--repo", metavar="OWNER/NAME",
               help="The GitHub repository (default: $GITHUB_REPOSITORY, else gh's default "
                    "for the working folder).")
-@click.option("--dry-run", is_flag=True,
-              help="List the issues and print what would change; change nothing.")
+@dry_run_option("List the issues and print what would change")
 @click.option("--max-open", type=click.IntRange(min=0), default=20, show_default=True,
               metavar="N", help="Open at most N new issues per run; the rest wait for the next.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
