@@ -64,7 +64,7 @@ def import_bus_knowledge(peer_data_dir: str | os.PathLike[str], layout: VaultLay
         batches.setdefault(layout.stream(log.STREAM) / month / f"{node}.jsonl",
                            []).append(stamped)
     for target, batch in batches.items():
-        records.append_records(target, batch)
+        records.append_records(target, batch, root=layout.root)
     return {**added, "skipped": skipped, "warnings": warnings}
 
 

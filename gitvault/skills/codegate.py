@@ -16,7 +16,7 @@ from gitvault.core.paths import VaultLayout
 from gitvault.core.redact import redact
 from gitvault.errors import InvalidInput
 from gitvault.gate import verify as gate
-from gitvault.gate.scan import FILES
+from gitvault.gate.scan import FILES, folder_reasons
 from gitvault.skills.model import SKILL_FILE, Skill, render_skill
 
 if TYPE_CHECKING:
@@ -64,13 +64,14 @@ def remember(layout: VaultLayout, node: str, sha256: str) -> None:
         os.close(fd)
 
 def is_trusted(folder: Path, trusted: set[str]) -> bool:
-    """Whether the code skill in ``folder`` may be handed to an agent: this node holds
-    passing gate evidence for exactly its current files."""
+    """Whether the code skill in ``folder`` may be handed to an agent: the folder holds
+    nothing the gate would refuse beside its files (SPEC §5, the folder as shipped), and
+    this node holds passing gate evidence for exactly those files."""
     try:
         files = code_files(folder)
     except OSError:
         return False
-    return gate.evidence_hash(files) in trusted
+    return gate.evidence_hash(files) in trusted and not folder_reasons(folder)
 
 def unverified_skills(layout: VaultLayout, node: str, skills: list[Skill]) -> list[Skill]:
     """The code skills of ``skills`` (in ``skills/``, not archived) without evidence."""

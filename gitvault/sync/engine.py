@@ -93,7 +93,10 @@ def _add(total: dict[str, int], names: set[str], seen: set[str], versions: int,
 
 
 def _own_queue_files(vault: Vault) -> list[Path]:
-    return sorted(vault.layout.stream("queue").glob(f"*/{vault.node}.jsonl"))
+    """This node's queue logs, no symlink followed (SPEC §1)."""
+    from gitvault.core.records import stream_files
+
+    return [p for p in stream_files(vault.layout.stream("queue")) if p.name == f"{vault.node}.jsonl"]
 
 
 def _post_merge_hook(top: Path) -> None:
@@ -191,7 +194,7 @@ def _record_conflict(vault: Vault, conflict: dict[str, Any]) -> Path:
                             "version": conflict["version"], "winner": conflict["winner"],
                             "loser": conflict["loser"],
                             "sides": [conflict["winner"]["node"], conflict["loser"]["node"]]},
-        vault.node))
+        vault.node), root=vault.root)
     return path  # not autocommitted: the merge commit holds it
 
 

@@ -101,7 +101,7 @@ def record_demo_runs(vault: Vault, moment: datetime) -> int:
             runs.append({"ts": ts, "agent": "ci-bot", "skill": skill, "task": "nightly",
                             "result": result, "score": score, "notes": ""})
     path = vault.layout.log_file("runs", vault.node, moment)
-    records.append_records(path, [records.stamp(r, vault.node) for r in runs])
+    records.append_records(path, [records.stamp(r, vault.node) for r in runs], root=vault.root)
     return len(runs)
 
 

@@ -91,5 +91,5 @@ def import_runs(vault: Vault, data_dir: Path) -> dict[str, Any]:
         batches.setdefault(path, []).append(entry)
         result["runs"]["imported"] += 1
     for path, batch in batches.items():
-        records.append_records(path, batch)
+        records.append_records(path, batch, root=vault.root)
     return result

@@ -189,3 +189,24 @@ def test_a_coding_cookie_cannot_hide_code_from_the_scan(gv: Runner, vault: Path,
     assert result.code == 1
     assert "encoding: skill.py:1: declares the encoding 'raw_unicode_escape'; only UTF-8 is " \
         "allowed" in result.err
+
+
+def test_a_file_added_beside_a_gated_code_skill_unverifies_it(gv: Runner, vault: Path,
+                                                               tmp_path: Path) -> None:
+    """Evidence covers the three files; the gate judges the folder as shipped (SPEC §5).
+    A file a pull (or anyone) adds beside them is never served, exported or listed as
+    trusted, though the three files' hash is unchanged."""
+    assert create(gv, tmp_path, "slugify").code == 0
+    folder = vault / "skills" / "slugify"
+    (folder / "evil.py").write_text('import os\nos.system("id")\n')
+    (folder / "scripts").mkdir()
+    (folder / "scripts" / "run.sh").write_text("id\n")
+    found = gv.ok("search", "URL slug", "--json").json()["results"]
+    assert {r["name"]: r["state"] for r in found}["slugify"] == "unverified"
+    assert "def slugify" not in gv.ok("context", "make a URL slug").out
+    out = tmp_path / "agents"
+    exported = gv.ok("export", str(out), "--json").json()
+    assert [s["name"] for s in exported["skipped"]] == ["slugify"]
+    assert not (out / "slugify").exists()
+    doctor = gv("doctor")
+    assert doctor.code == 1 and "evil.py" in doctor.out

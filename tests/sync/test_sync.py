@@ -416,3 +416,28 @@ def test_a_torn_line_a_remote_committed_in_this_nodes_log_never_blocks_a_sync(
     tasks = [r["task"] for r in records(fleet.clones["node-0"], "runs")]
     assert tasks == ["t1", "t2", "t3"]
     assert git(fleet.clones["node-0"], "status", "--porcelain") == ""
+
+
+def test_a_conflict_record_never_follows_a_symlinked_month_folder(tmp_path: Path) -> None:
+    """A merge may put a remote's symlink at logs/events/<month>: the conflict record
+    sync appends there is refused rather than written where the link points (SPEC §1)."""
+    import os
+
+    import pytest
+
+    from gitvault.core.clock import now
+    from gitvault.core.paths import SymlinkRefused
+    from gitvault.sync.engine import _record_conflict
+    from gitvault.vault.facade import Vault
+
+    fleet = Fleet(tmp_path)
+    vault = Vault.open(fleet.clones["node-0"], "node-0")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    month = vault.layout.log_file("events", "node-0", now()).parent
+    month.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(outside, month)
+    side = {"node": "n", "version": 2, "updated": "2026-12-01T00:00:00Z", "commit": "c"}
+    with pytest.raises(SymlinkRefused):
+        _record_conflict(vault, {"skill": "s", "version": 3, "winner": side, "loser": side})
+    assert list(outside.iterdir()) == []
