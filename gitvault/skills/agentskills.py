@@ -184,20 +184,20 @@ def index_block(skills: list[tuple[Skill, Path]], usage: dict[str, int], base: P
                 ) -> tuple[str, list[str], int]:
     """The index of the served skills, most-used first, within ``budget`` characters:
     (text, names listed, how many did not fit)."""
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 200:
-        raise InvalidInput(f"--budget {budget!r} is too small: at least 200 characters")
-    served = [(s, f) for s, f in skills if unserved_reason(s, f, trusted) is None]
-    served.sort(key=lambda pair: (-usage.get(pair[0].name, 0), pair[0].name))
     head = [BEGIN, "## Skills (gitvault)", "",
             "Procedural memory kept by gitvault. When a task matches a skill's \"use when\", "
             "read its SKILL.md and follow it; afterwards report how it went "
             "(`gitvault outcome` or `gitvault record-run`).", ""]
     tail = [END]
     size = sum(len(line) + 1 for line in head + tail) + 80  # room for the "more" line
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < size:
+        raise InvalidInput(f"--budget {budget!r} is too small: at least {size} characters")
+    served = [(s, f) for s, f in skills if unserved_reason(s, f, trusted) is None]
+    served.sort(key=lambda pair: (-usage.get(pair[0].name, 0), pair[0].name))
     lines: list[str] = []
     listed: list[str] = []
     for skill, folder in served:
-        when = " ".join(skill.trigger.split())
+        when = _plain(skill.trigger)
         when = when if len(when) <= 160 else when[:157] + "..."
         line = f"- **{skill.name}**: use when {when} (`{_rel(folder / SKILL_FILE, base)}`)"
         if size + len(line) + 1 > budget:
@@ -211,6 +211,16 @@ def index_block(skills: list[tuple[Skill, Path]], usage: dict[str, int], base: P
     if not served:
         lines.append("- (no active skills yet)")
     return "\n".join([*head, *lines, "", *tail]) + "\n", listed, omitted
+
+
+def _plain(text: str) -> str:
+    """A skill's text (untrusted) on one line of the index: secrets redacted, no HTML
+    (so no comment that could end gitvault's markers), no backtick to break a code span."""
+    from html import escape
+
+    from gitvault.core.redact import redact
+
+    return escape(" ".join(redact(text).split()), quote=False).replace("`", "'")
 
 
 def _rel(path: Path, base: Path) -> str:
@@ -235,7 +245,8 @@ def write_index(target: Path, block: str) -> str:
     if old is None:
         write_atomic(target, block)
         return "created"
-    start, end = old.find(BEGIN), old.find(END)
+    start = old.find(BEGIN)
+    end = old.find(END, start + len(BEGIN)) if start >= 0 else -1
     if 0 <= start < end:
         new = old[:start] + block.rstrip("\n") + old[end + len(END):]
         new = new if new.endswith("\n") else new + "\n"
