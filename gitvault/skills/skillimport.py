@@ -20,6 +20,7 @@ from gitvault.core.clock import now_seconds
 from gitvault.core.files import read_text, write_atomic
 from gitvault.errors import CheckFailed, InvalidInput
 from gitvault.gate.scan import FILES as CODE_FILES
+from gitvault.gate.scan import FOLDER_FILES
 from gitvault.skills import codegate
 from gitvault.skills.agentskills import folder_files
 from gitvault.skills.model import (
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from gitvault.skills.store import SkillStore
 
 SOURCES = (".claude/skills", ".agents/skills", ".codex/skills")
-PYTHON_LOADABLE = (".py", ".pyc", ".pth", ".so", ".pyd")
 
 
 def skill_folders(src: Path) -> list[Path]:
@@ -131,9 +131,9 @@ def _import_one(store: SkillStore, folder: Path, report: dict[str, Any], *, upda
             continue
         if skill.kind == "code" and rel in CODE_FILES:
             code[rel] = path.read_bytes().decode("utf-8", "replace")
-        elif skill.kind == "code" and rel.endswith(PYTHON_LOADABLE):
-            skipped.append({"path": f"{folder.name}/{rel}", "reason": "a code skill holds "
-                            "only SKILL.md and the three gated files Python may load"})
+        elif skill.kind == "code":  # the gate judges the folder as shipped (SPEC §5)
+            skipped.append({"path": f"{folder.name}/{rel}", "reason": "a code skill folder "
+                            f"holds only {', '.join(FOLDER_FILES)}"})
         else:
             extra[rel] = path.read_bytes()
     report["skipped"] += skipped

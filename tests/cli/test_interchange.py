@@ -184,6 +184,8 @@ def test_an_imported_code_skill_goes_through_the_gate(gv: Runner, vault: Path,
         (folder / "test_skill.py").write_text(TESTS if folder is good else "")
         (folder / "example.py").write_text(EXAMPLE if folder is good else "")
     (good / "helper.py").write_text("x = 1\n")
+    (good / "references").mkdir()
+    (good / "references" / "notes.md").write_text("How slugs are made.\n")
     result = gv("--json", "import", str(src))
     assert result.code == 1, result.err
     data = result.json()
@@ -192,9 +194,13 @@ def test_an_imported_code_skill_goes_through_the_gate(gv: Runner, vault: Path,
     assert (vault / "skills" / ".rejected" / "evil" / "REASONS.md").is_file()
     assert not (vault / "skills" / "evil").exists()
     assert not (vault / "skills" / "slugify" / "helper.py").exists()
-    assert any(s["path"] == "slugify/helper.py" for s in data["skipped"])
+    assert not (vault / "skills" / "slugify" / "references").exists()
+    skipped = {s["path"]: s["reason"] for s in data["skipped"]}
+    assert skipped["slugify/helper.py"] == skipped["slugify/references/notes.md"] == \
+        "a code skill folder holds only SKILL.md, skill.py, test_skill.py, example.py"
     shown = gv.ok("--json", "skill", "show", "slugify").json()
     assert shown["kind"] == "code"
+    assert gv("doctor").code == 0  # what import stored is a folder the gate accepts
 
 
 @pytest.mark.parametrize("target", ["AGENTS.md", "CLAUDE.md"])
