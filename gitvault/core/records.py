@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
+    from gitvault.core.paths import VaultLayout
+
     PathLike = str | os.PathLike[str]
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -101,6 +103,18 @@ def stamp(record: dict[str, Any], node: str) -> dict[str, Any]:
             stamped[key] = value
     stamped["node"] = record.get("node") or node
     return stamped
+
+
+def append_to_stream(layout: VaultLayout, stream: str, node: str,
+                     batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stamp ``batch`` and append it (one write) to ``node``'s file of ``stream`` for the
+    month of its first record's ``ts``, so a record's own time names its file; no
+    symlink below the vault is followed. Returns the records as written."""
+    if not batch:
+        return []
+    stamped = [stamp(record, node) for record in batch]
+    return append_records(layout.log_file(stream, node, stamped[0]["ts"]), stamped,
+                          root=layout.root)
 
 
 def append_record(path: PathLike, record: dict[str, Any], *,

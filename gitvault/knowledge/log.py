@@ -115,11 +115,7 @@ def load(layout: VaultLayout) -> Knowledge:
 
 def append(layout: VaultLayout, node: str, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Stamp and append records (one write) to this node's file of this month."""
-    if not batch:
-        return []
-    stamped = [records.stamp(r, node) for r in batch]
-    return records.append_records(layout.log_file(STREAM, node, clock.now()), stamped,
-                                  root=layout.root)
+    return records.append_to_stream(layout, STREAM, node, batch)
 
 
 def diffs_touching(layout: VaultLayout, skill: str, since: datetime | None = None,

@@ -221,7 +221,8 @@ class QueueLog:
         written. The caller holds :meth:`locked`."""
         if not new:
             return []
-        path = self.layout.log_file("queue", node, clock.now())
+        stamped = [records.stamp(record, node) for record in new]
+        path = self.layout.log_file("queue", node, stamped[0]["ts"])  # its own month
         rel = path.relative_to(self.folder).as_posix()
         before = self.files.get(rel, [0, 0, None])
         try:
@@ -229,8 +230,7 @@ class QueueLog:
             in_step = size == before[0] and not (size and records.has_torn_tail(path))
         except FileNotFoundError:
             in_step = before[0] == 0
-        written = records.append_records(path, [records.stamp(record, node) for record in new],
-                                         root=self.layout.root)
+        written = records.append_records(path, stamped, root=self.layout.root)
         if in_step:  # the file grew by exactly our lines: the cache can follow it
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
             try:

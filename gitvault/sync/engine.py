@@ -187,14 +187,12 @@ def run_sync(vault: Vault, remote: str | None = None) -> dict[str, Any]:
 def _record_conflict(vault: Vault, conflict: dict[str, Any]) -> Path:
     """The ``events`` record of a resolved skill conflict; the file it went to."""
     from gitvault.core import records
-    from gitvault.core.clock import now
 
-    path = vault.layout.log_file("events", vault.node, now())
-    records.append_record(path, records.stamp({"op": "conflict", "skill": conflict["skill"],
-                            "version": conflict["version"], "winner": conflict["winner"],
-                            "loser": conflict["loser"],
-                            "sides": [conflict["winner"]["node"], conflict["loser"]["node"]]},
-        vault.node), root=vault.root)
+    (written,) = records.append_to_stream(vault.layout, "events", vault.node, [{
+        "op": "conflict", "skill": conflict["skill"], "version": conflict["version"],
+        "winner": conflict["winner"], "loser": conflict["loser"],
+        "sides": [conflict["winner"]["node"], conflict["loser"]["node"]]}])
+    path = vault.layout.log_file("events", vault.node, written["ts"])
     return path  # not autocommitted: the merge commit holds it
 
 

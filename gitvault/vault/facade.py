@@ -66,10 +66,8 @@ class Vault:
     def append(self, stream: str, record: dict[str, Any]) -> dict[str, Any]:
         """Append one record (adds id, ts, node); commits it when logs.autocommit."""
         from gitvault.core import records
-        from gitvault.core.clock import now
 
-        path = self.layout.log_file(stream, self.node, now())
-        written = records.append_record(path, records.stamp(record, self.node), root=self.root)
+        (written,) = records.append_to_stream(self.layout, stream, self.node, [record])
         self.autocommit(stream)
         return written
 

@@ -505,3 +505,18 @@ def test_now_iso_is_the_clocks_now_in_the_written_shape(monkeypatch: pytest.Monk
     assert len(text) == 24 and text.endswith("Z")
     assert clock.iso(before)[:19] <= text[:19] <= clock.iso(after)[:19]
     assert before.replace(microsecond=before.microsecond // 1000 * 1000) <= clock.parse_iso(text) <= after
+
+
+def test_append_to_stream_files_a_record_by_its_own_month(tmp_path: Path) -> None:
+    """The record's ts, not a second reading of the clock, names the month folder (a
+    write at a month's end never lands in the other month's file)."""
+    from gitvault.core import records
+    from gitvault.core.paths import VaultLayout
+
+    layout = VaultLayout(tmp_path)
+    (written,) = records.append_to_stream(layout, "events", "n1",
+                                          [{"op": "x", "ts": "2025-03-31T23:59:59.999Z"}])
+    assert written["ts"] == "2025-03-31T23:59:59.999Z" and written["node"] == "n1"
+    path = tmp_path / "logs" / "events" / "2025-03" / "n1.jsonl"
+    assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == [written["id"]]
+    assert records.append_to_stream(layout, "events", "n1", []) == []
