@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> Any:
         if exc.ctx is not None and exc.ctx.command_path:
             hint = f" (see '{exc.ctx.command_path} --help')"
         sys.exit(fail("usage", exc.format_message() + hint, 2, as_json or wants_json()))
-    except click.exceptions.Abort:
-        sys.exit(fail("aborted", "aborted", 1, as_json or wants_json()))
+    except click.exceptions.Abort:  # click's name for Ctrl-C (and EOF at a prompt)
+        sys.exit(report(KeyboardInterrupt(), as_json or wants_json()))
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:

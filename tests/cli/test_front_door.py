@@ -141,3 +141,19 @@ def test_the_table_is_the_click_commands(gv: Runner) -> None:
         assert parse(args) is None, args
     parsed = parse(["--node", "n1", "enqueue", "--task=x y", "--json"])
     assert parsed is not None and parsed[2]["task"] == "x y" and parsed[1].json
+
+
+def test_ctrl_c_is_exit_130_interrupted_on_the_click_path(gv_proc: Runner, vault: Path) -> None:
+    """Click turns Ctrl-C into its Abort; gitvault reports it as every path does
+    ("interrupted", 130), never as exit 1, which means a check found problems."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "gitvault", "search", "-"], cwd=vault,
+                            env=gv_proc.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)  # reading the query from stdin, which stays open
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    assert err.strip().splitlines()[-1] == "gitvault: error: interrupted"
