@@ -70,8 +70,10 @@ def _ranking(vault: Vault, query: str, limit: int, explain: bool = False
 
 
 def embedder(vault: Vault) -> Embedder | None:
-    """The dense retrieval model ``git config gitvault.embed-model`` names (None: off).
-    The clone's config file is read first: git runs only when it mentions the key."""
+    """The dense retrieval model the clone's own git config names (``git config
+    gitvault.embed-model``; None: off). Only the clone's config counts (a global
+    setting would turn it on in every vault): its file is read first, and git runs only
+    when it mentions the key."""
     git_dir = vault.layout.git_dir
     if git_dir is not None and git_dir.is_dir():
         common = git_dir / "commondir"  # a linked worktree keeps its config there
@@ -82,7 +84,7 @@ def embedder(vault: Vault) -> Embedder | None:
             text = CONFIG_KEY.split(".")[1]  # unreadable: ask git
         if CONFIG_KEY.split(".")[1] not in text:
             return None
-    proc = git.git(vault.top, "config", "--get", CONFIG_KEY, check=False)
+    proc = git.git(vault.top, "config", "--local", "--get", CONFIG_KEY, check=False)
     setting = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
     return load_embedder(setting) if setting else None
 

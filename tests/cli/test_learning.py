@@ -149,6 +149,18 @@ def test_dense_retrieval_fuses_a_registered_provider(gv: Runner, vault: Path) ->
     assert "Traceback" not in missing.err
 
 
+def test_only_the_clones_own_config_turns_dense_retrieval_on(gv: Runner, vault: Path) -> None:
+    """A global setting is ignored, whatever else the clone's config file mentions
+    (it used to count only when some unrelated value contained 'embed-model')."""
+    travel_vault(gv)
+    gv.git("config", "--global", "gitvault.embed-model", "hash:64")
+    assert all("dense" not in h["explain"] for h in search(gv, "weather in Toronto", "--explain"))
+    gv.git("config", "remote.x.url", "https://example.com/embed-model.git")
+    assert all("dense" not in h["explain"] for h in search(gv, "weather in Toronto", "--explain"))
+    gv.git("config", "gitvault.embed-model", "hash:64")
+    assert all("dense" in h["explain"] for h in search(gv, "weather in Toronto", "--explain"))
+
+
 def test_help_and_record_run_do_not_import_the_index(tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     root = tmp_path / "vault"
