@@ -68,8 +68,6 @@ def run_report(vault: Vault, *, days: int | None = None,
         knowledge = watch(vault.layout, vault.node, vault.config,
                           allow_commands=commands_allowed(vault.root))
         check.warnings += [str(w) for w in knowledge.pop("warnings", [])]
-        for row in knowledge["checked"]:
-            row.pop("_diffs", None)
     check.warnings += lifecycle_warnings
     github = github_context(env)
     record = vault.append("health", health_record(check, lifecycle, knowledge, github))

@@ -191,13 +191,14 @@ COMMANDS: dict[str, Cmd] = {
         Opt("max", "--max", "At most N (capped by queue.max_per_dispatch).", "N", 5, int),)),
     "start": Cmd("Start a prompt request (takes its file locks).",
         "Lock a prompt request's files and mark it running (exit 3 if it is not "
-        "queued, waits for a dependency, or a file is locked).", start, "ID", writes=True),
+        "queued, waits for a dependency, or a file is locked).", start, "ID", writes=True,
+        arg_name="pr_id"),
     "complete": Cmd("Mark a prompt request done (releases its locks).",
         "Mark a prompt request done and release its locks.", complete, "ID",
-        writes=True, options=(Opt("result", "--result", "The outcome.", default="done"),)),
+        writes=True, arg_name="pr_id", options=(Opt("result", "--result", "The outcome.", default="done"),)),
     "fail": Cmd("Mark a prompt request failed (blocks its dependents).",
         "Mark a prompt request failed, release its locks, and block every PR that "
-        "depends on it, transitively.", fail, "ID", writes=True,
+        "depends on it, transitively.", fail, "ID", writes=True, arg_name="pr_id",
         options=(Opt("reason", "--reason", "Why it failed.", default="unknown"),)),
     "stats": Cmd("Queue counts by status, locks, expired deadlines.",
         "Queue statistics: total, by status, active locks, expired deadlines.", stats),
@@ -206,15 +207,13 @@ COMMANDS: dict[str, Cmd] = {
         "fail with lock_timeout).", locks, options=(
         Opt("release_expired", "--release-expired", "Release expired locks.", None, False, bool),)),
     "dag": Cmd("State of one DAG of prompt requests.",
-        "Show a DAG's state: PR counts by status, and its PRs.", dag, "ID"),
+        "Show a DAG's state: PR counts by status, and its PRs.", dag, "ID",
+        arg_name="dag_id"),
     "dag-create": Cmd("Create a whole DAG of prompt requests from a file.",
         "Create a DAG from FILE (YAML or JSON: {dagId, tasks: [{key, task, "
         "dependsOn: [key, ...], ...}]}): all its PRs, or none.", dag_create, "FILE",
-        writes=True),
+        writes=True, arg_name="file"),
 }
-for _name, _arg in {"start": "pr_id", "complete": "pr_id", "fail": "pr_id", "dag": "dag_id",
-                    "dag-create": "file"}.items():
-    COMMANDS[_name].arg_name = _arg
 
 
 def _check_required(name: str, options: dict[str, Any]) -> None:

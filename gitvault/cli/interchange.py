@@ -7,12 +7,7 @@ from pathlib import Path
 
 import click
 
-from gitvault.cli.common import emit, global_options, note, state, unsafe_no_sandbox_option
-
-
-def _warn(skipped: list[str]) -> None:
-    for line in skipped:
-        click.echo(f"gitvault: warning: {line}", err=True)
+from gitvault.cli.common import emit, global_options, note, state, unsafe_no_sandbox_option, warn
 
 
 @click.command("export")
@@ -46,14 +41,14 @@ def export(directory: str, fmt: str, keep_extra_keys: bool, budget: int) -> None
     skipped: list[str] = []
     if fmt == "agents-md":
         data = interchange.export_index(vault, Path(directory), budget, skipped)
-        _warn(skipped)
+        warn(skipped)
         emit(data, f"{data['action']} {data['file']}: {len(data['skills'])} skills"
                    + (f" ({data['omitted']} more did not fit in {budget} characters)"
                       if data["omitted"] else ""))
         return
     result = interchange.export_folders(vault, Path(directory),
                                         keep_extra_keys=keep_extra_keys, skipped=skipped)
-    _warn(skipped)
+    warn(skipped)
 
     def text() -> str:
         lines = [f"exported {e['name']} v{e['version']} -> {e['path']}"

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gitvault.cli.common import dry_run_option, emit, global_options, read_input, state, warn
+from gitvault.cli.common import dry_run_option, emit, global_options, note, read_input, state, warn
 
 
 def _budget(item: dict[str, Any]) -> str:
@@ -104,7 +104,7 @@ def improve(days: int | None, dry_run: bool) -> None:
 
     result = run(state().vault().loop(), days=days, dry_run=dry_run)
     for line in result["notes"]:
-        click.echo(f"gitvault: {line}", err=True)
+        note(line)
     emit(result, lambda: _improve_text(result))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitvault.errors import InvalidInput
+from gitvault.errors import InvalidInput, LLMError
 from gitvault.llm import parsers, prompts
 from gitvault.llm.extract import body_problem, description_of, fit
 from gitvault.llm.journal import Loop
@@ -92,7 +92,7 @@ def curate(loop: Loop, *, dry_run: bool = False) -> dict[str, Any]:
             try:
                 content, budget = fit(merge.content, loop.config.extract.max_tokens,
                                       "merged content")
-            except Exception as exc:
+            except LLMError as exc:
                 reason = str(exc)
         if reason is None:
             claimed.update([*names, new_name])

@@ -70,9 +70,6 @@ class SkillColumns:
         if self.ids and not any(self.ids):
             self.ids = array("q")
 
-    def id_at(self, index: int) -> int:
-        return self.ids[index] if self.ids else 0
-
     def extend(self, other: SkillColumns) -> None:
         """Append ``other``'s runs, which follow these in file order."""
         if len(self) and len(other) and other.ts[0] < self.ts[-1]:
