@@ -22,7 +22,7 @@ def init(directory: str | None, remote: str | None, github: bool) -> None:
     Makes a git repository if there is none, writes gitvault.yaml with every
     default, .gitattributes (union merge for logs) and the folder layout, and
     commits them. Running it again on a vault changes nothing. With --github, also
-    the daily workflow of health, drift, lifecycle and knowledge checks (never over a
+    the scheduled workflow of health, drift, lifecycle and knowledge checks (never over a
     workflow file of yours).
     """
     from gitvault.vault.init import init_vault

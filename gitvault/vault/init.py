@@ -17,9 +17,14 @@ WORKFLOW = ".github/workflows/gitvault.yml"
 
 
 def workflow_text(vault_rel: str) -> str:
-    """``templates/github/gitvault.yml`` with GITVAULT_DIR set to the vault's folder."""
+    """``templates/github/gitvault.yml`` with GITVAULT_DIR set to the vault's folder and
+    gitvault pinned to this version (the job can write the repository: it installs
+    what wrote the vault, not whatever a package index serves later)."""
+    from gitvault import __version__
+
     return template("github/gitvault.yml").replace(
-        'GITVAULT_DIR: "."', f'GITVAULT_DIR: "{vault_rel or "."}"')
+        'GITVAULT_DIR: "."', f'GITVAULT_DIR: "{vault_rel or "."}"').replace(
+        '"gitvault==VERSION"', f'"gitvault=={__version__}"')
 
 
 def check_workflow(path: Path, text: str) -> bool:

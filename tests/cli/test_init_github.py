@@ -33,7 +33,12 @@ def test_init_github_installs_the_workflow_once(gv: Runner, tmp_path: Path) -> N
     result = gv.ok("--json", "init", "--github", str(root)).json()
     assert WORKFLOW in result["created"]
     text = (root / WORKFLOW).read_text()
-    assert text == (REPO / "templates" / "github" / "gitvault.yml").read_text()
+    from gitvault import __version__
+
+    template = (REPO / "templates" / "github" / "gitvault.yml").read_text()
+    assert text == template.replace('"gitvault==VERSION"', f'"gitvault=={__version__}"')
+    assert f'pip install --quiet "gitvault=={__version__}"' in text  # pinned: what wrote it
+    assert yaml.safe_load(text)[True]["schedule"] == [{"cron": "23 */6 * * *"}]
     assert gv.git("status", "--porcelain", cwd=root) == ""  # committed with the vault
     before = snapshot(root)
     assert gv.ok("--json", "init", "--github", str(root)).json()["created"] == []
