@@ -348,12 +348,12 @@ def _config_node(git_dir: Path | None) -> str | None:
     if files is None or git_dir is None:
         return _ask_git(git_dir)
     key = []
-    for path in files:
+    for path in files:  # the files there are: one that appears later changes the key
         try:
             st = os.stat(path)
             key.append([path, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
         except OSError:
-            key.append([path])
+            continue  # absent (inside a git hook, git's own PATH names other candidates)
     cache = git_dir / "gitvault" / "node.json"
     import json
 

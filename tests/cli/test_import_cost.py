@@ -95,3 +95,24 @@ def test_record_run_loads_neither_datetime_nor_contextlib(gv_proc: Runner, vault
     assert len(ts) == 24 and ts.endswith("Z") and ts[4] == "-" and ts[10] == "T"
     log = next((vault / "logs" / "runs").glob("*/*.jsonl"))
     assert log.parent.name == ts[:7]  # the record's own month names its folder
+
+
+def test_a_command_run_from_a_git_hook_keeps_the_node_cache(gv_proc: Runner, vault: Path,
+                                                            tmp_path: Path) -> None:
+    """Inside a hook git puts its own libexec folder first on PATH, so the candidate
+    system config file differs (both absent): that must not throw the cache away, or
+    every command after an autocommit's hook would start git again."""
+    gv_proc.git("config", "gitvault.node", "from-config")
+    no_node = {"GITVAULT_NODE": "", "GIT_CONFIG_NOSYSTEM": ""}  # system config candidates count
+    gv_proc("record-run", "--skill", "s", env=no_node)  # fills the cache
+    core = tmp_path / "libexec" / "git-core"
+    core.mkdir(parents=True)
+    import shutil
+
+    (core / "git").write_text(f'#!/bin/sh\nexec {shutil.which("git")} "$@"\n')
+    (core / "git").chmod(0o755)
+    hooked = {**no_node, "PATH": f"{core}:{gv_proc.env['PATH']}"}
+    assert gv_proc("record-run", "--skill", "s", "--json", env=hooked).json()["entry"]["node"] \
+        == "from-config"
+    again = gv_proc("record-run", "--skill", "s", env={**no_node, "PYTHONPROFILEIMPORTTIME": "1"})
+    assert again.code == 0 and "subprocess" not in imported(again.err)
