@@ -123,6 +123,11 @@ _KEY_CACHE: dict[str, bool] = {}  # record keys repeat: remember the verdicts
 _KEY_CACHE_MAX = 4096
 
 
+def prefixed_tokens(text: str) -> list[str]:
+    """The tokens of ``text`` that :func:`redact` recognises by their prefix alone."""
+    return [match.group(0) for match in _rx().tokens.finditer(text)]
+
+
 def redact(text: str) -> str:
     """Return *text* with every secret it holds replaced by ``[REDACTED]``."""
     options = "-" in text

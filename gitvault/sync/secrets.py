@@ -28,9 +28,12 @@ def kind_of(line: str) -> str | None:
         return "private key"
     if "hooks.slack.com" in line:
         return "Slack webhook"
-    for prefix, kind in _PREFIXES:
-        if prefix in line:
-            return kind
+    for token in redact.prefixed_tokens(line):  # the token itself, not any word ("task-")
+        for prefix, kind in _PREFIXES:
+            if token.startswith(prefix):
+                return kind
+        if token.startswith("eyJ"):
+            return "JSON web token"
     lowered = line.lower()
     if "bearer" in lowered:
         return "bearer token"

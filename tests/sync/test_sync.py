@@ -441,3 +441,17 @@ def test_a_conflict_record_never_follows_a_symlinked_month_folder(tmp_path: Path
     with pytest.raises(SymlinkRefused):
         _record_conflict(vault, {"skill": "s", "version": 3, "winner": side, "loser": side})
     assert list(outside.iterdir()) == []
+
+
+def test_the_refusal_names_the_kind_of_the_secret_it_found() -> None:
+    """The kind comes from the secret itself, not from a word near it ("task-runner"
+    holds "sk-" yet is no OpenAI key)."""
+    from gitvault.sync.secrets import kind_of
+
+    assert kind_of("Run the task-runner with password=hunter2secret") == \
+        "password or token value"
+    assert kind_of("ask-user at https://bob:s3cretpw@example.com/x") == "password in a URL"
+    assert kind_of("key sk-ant-api03-abcdefghijklmnop0123456789 here") == "Anthropic key"
+    assert kind_of("use sk-proj0123456789abcdefghijkl now") == "OpenAI key"
+    assert kind_of("token ghp_" + "a" * 36) == "GitHub token"
+    assert kind_of("no secret in this line") is None
