@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from gitvault import __version__
+from gitvault.errors import GitvaultError
 from gitvault.mcp import paging, skills, tools
 
 Describe = Callable[[BaseException], tuple[str, str, int]]
@@ -63,7 +64,7 @@ class SkillsExtension(Extension):
     async def _get(self, ctx: Any, params: GetSkillParams) -> dict[str, Any]:
         try:
             return skills.get_result(self.open_vault(), params.uri)
-        except Exception as exc:
+        except GitvaultError as exc:  # a bug is the SDK's internal error, not the caller's
             raise MCPError(code=INVALID_PARAMS, message=str(exc), data={"uri": params.uri}) \
                 from None
 
@@ -120,7 +121,7 @@ def build(open_vault: tools.OpenVault, run_hot: tools.RunHot, describe: Describe
                             ) -> types.ReadResourceResult:
         try:
             data, mime = skills.read(open_vault(), params.uri)
-        except Exception as exc:
+        except GitvaultError as exc:  # a bug is the SDK's internal error, not the caller's
             raise MCPError(code=INVALID_PARAMS, message=str(exc), data={"uri": params.uri}) \
                 from None
         try:

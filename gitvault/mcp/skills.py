@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitvault.errors import NotFound
+from gitvault.errors import GitvaultError, NotFound
 from gitvault.skills.agentskills import folder_files, json_safe, sha256, unserved_reason
 from gitvault.skills.model import SKILL_FILE, front_matter, normalize_name, read_skill
 
@@ -73,7 +73,7 @@ def find(vault: Any, name: str) -> Served:
     try:
         name = normalize_name(name)
         skill = read_skill(vault.layout.skill_dir(name))
-    except Exception:
+    except (GitvaultError, OSError, ValueError):  # a bad name, no such folder, bad file
         raise NotFound(f"no skill {name!r} is served here") from None
     from gitvault.vault.interchange import trusted
 
