@@ -99,6 +99,11 @@ class VaultLayout:
         git_dir = self.git_dir
         return git_dir / "gitvault" if git_dir is not None else None
 
+    def lock_file(self, name: str) -> Path:
+        """The lock file ``name`` (``.git/gitvault/locks/<name>.lock``; a vault outside
+        git keeps it in an untracked ``.gitvault-lock/`` folder of its own)."""
+        return (self.cache or self.root / ".gitvault-lock") / "locks" / f"{name}.lock"
+
     def rel(self, path: Path) -> str:
         """``path`` relative to the vault root, with forward slashes."""
         return path.relative_to(self.root).as_posix()

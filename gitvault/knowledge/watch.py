@@ -125,8 +125,7 @@ def watch(layout: VaultLayout, node: str, cfg: Config, *, tier: int | None = Non
     sources = configured(cfg.watch.sources)
     if source_id is not None:
         named(sources, source_id, tier)  # refuse bad input before touching anything
-    lock = (layout.cache or layout.root / ".gitvault") / "locks" / "knowledge.lock"
-    with records.locked(lock):
+    with records.locked(layout.lock_file("knowledge")):
         state = log.load(layout)
         chosen, not_due, skipped = select(
             sources, state, clock.now(), tier=tier, source_id=source_id,

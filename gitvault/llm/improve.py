@@ -210,8 +210,7 @@ def improve(loop: Loop, *, days: int | None = None, dry_run: bool = False) -> di
                 "pending": pending, "decisions": decisions, "notes": notes}
     # Another improve may have decided on the same skills while the model was asked:
     # under one lock, the gate is asked again just before anything is written.
-    with records.locked((loop.layout.cache or loop.layout.root / ".gitvault") / "locks"
-                        / "improve.lock"):
+    with records.locked(loop.layout.lock_file("improve")):
         judged_now = _judged(loop)
         settled = [settle(loop, v, moment) for v in ready
                    if (v.skill, v.version) not in judged_now]

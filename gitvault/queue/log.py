@@ -51,8 +51,7 @@ class QueueLog:
     def __init__(self, layout: VaultLayout) -> None:
         self.folder = layout.stream("queue")
         self.layout = layout
-        base = layout.cache or layout.root / ".gitvault-lock"
-        self.lock_path = base / "locks" / "queue.lock"
+        self.lock_path = layout.lock_file("queue")
         self.cache_path = layout.cache / "queue-state.cache" if layout.cache else None
         # relative path -> [folded bytes, folded lines, digest]
         self.files: dict[str, list[Any]] = {}

@@ -222,8 +222,7 @@ class SkillStore:
         """The skill lock, and the vault-wide git lock (SPEC §3) from before the first
         write to the last commit, so no other command stages or commits in between (a
         wait that runs out is a Conflict raised before anything changed)."""
-        cache = self.layout.cache or self.layout.root / ".gitvault-lock"
-        with records.locked(cache / "locks" / "skills.lock"), \
+        with records.locked(self.layout.lock_file("skills")), \
                 gitlock.held(self.layout.git_dir, self.config.git.lock_wait_s):
             yield
 
