@@ -160,17 +160,22 @@ def sync_issues(check: Check, gh: Gh, *, dry_run: bool = False, run_url: str | N
     return result
 
 
+def outcomes(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(what happened, e.g. "opened #12" or "would open", the issue) for every issue of
+    ``result``, in the order the summary and the terminal show them."""
+    dry = result["dryRun"]
+    words = {"opened": "would open" if dry else "opened",
+             "updated": "would update" if dry else "updated",
+             "closed": "would close" if dry else "closed",
+             "unchanged": "unchanged", "deferred": "deferred to the next run"}
+    return [(word + (f" #{item['number']}" if item.get("number") else ""), item)
+            for key, word in words.items() for item in result[key]]
+
+
 def summary_section(result: dict[str, Any]) -> str:
     """The job summary's ``Issues`` section."""
     lines = ["### Issues" + (" (dry run)" if result["dryRun"] else ""), ""]
-    words = {"opened": "would open" if result["dryRun"] else "opened",
-             "updated": "would update" if result["dryRun"] else "updated",
-             "closed": "would close" if result["dryRun"] else "closed",
-             "unchanged": "unchanged", "deferred": "deferred to the next run"}
-    for key, word in words.items():
-        for item in result[key]:
-            ref = f" #{item['number']}" if item.get("number") else ""
-            lines.append(f"- {word}{ref}: {code(item['skill'])}")
+    lines += [f"- {what}: {code(item['skill'])}" for what, item in outcomes(result)]
     if len(lines) == 2:
         lines.append("No issues to open, update or close.")
     return "\n".join(lines) + "\n\n"

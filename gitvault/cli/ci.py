@@ -116,13 +116,7 @@ def issues(days: int | None, repo: str | None, dry_run: bool, max_open: int, tim
 
 
 def _text(result: dict[str, Any]) -> str:
-    dry = result["dryRun"]
-    lines = []
-    for key, word in (("opened", "would open" if dry else "opened"),
-                      ("updated", "would update" if dry else "updated"),
-                      ("closed", "would close" if dry else "closed"),
-                      ("unchanged", "unchanged"), ("deferred", "deferred to the next run")):
-        for item in result[key]:
-            number = f" #{item['number']}" if item.get("number") else ""
-            lines.append(f"{word}{number}: {item['title']}")
-    return "\n".join(lines) or "no issues to open, update or close"
+    from gitvault.ci.issues import outcomes
+
+    return "\n".join(f"{what}: {item['title']}" for what, item in outcomes(result)) \
+        or "no issues to open, update or close"
