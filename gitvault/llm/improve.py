@@ -25,6 +25,7 @@ from gitvault.llm import proposals as answers
 from gitvault.llm.extract import body_problem, tokens
 from gitvault.llm.journal import Loop
 from gitvault.llm.judge import Verdict, before, gate_reasons, verdicts
+from gitvault.llm.judge import judged as settled_edits
 from gitvault.runs import health as rules
 from gitvault.runs.columns import check_run, ts_ms
 from gitvault.skills.model import SKILL_FILE, Skill, render_skill
@@ -110,11 +111,6 @@ def _message(decision: dict[str, Any]) -> str:
     return (f"{p.get('title', '')}\n\nDiagnosis: {decision['diagnosis']}\n"
             f"Scores: relevance {p.get('relevance')}, safety {p.get('safety')}, "
             f"effort {p.get('effort')}\nNot applied automatically: " + "; ".join(decision["reasons"]))
-
-
-def _judged(loop: Loop) -> set[tuple[Any, Any]]:
-    return {(r.get("skill"), r.get("version")) for r in loop.scan().records
-            if r.get("op") == "judge" and r.get("action") != "waiting"}
 
 
 def recheck(loop: Loop, decision: dict[str, Any], moment: datetime) -> dict[str, Any]:
@@ -211,7 +207,7 @@ def improve(loop: Loop, *, days: int | None = None, dry_run: bool = False) -> di
     # Another improve may have decided on the same skills while the model was asked:
     # under one lock, the gate is asked again just before anything is written.
     with records.locked(loop.layout.lock_file("improve")):
-        judged_now = _judged(loop)
+        judged_now = settled_edits(loop)
         settled = [settle(loop, v, moment) for v in ready
                    if (v.skill, v.version) not in judged_now]
         done = [carry_out(loop, recheck(loop, d, moment), moment) for d in decisions]

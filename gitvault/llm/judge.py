@@ -80,10 +80,15 @@ def _avg(scores: list[float]) -> float | None:
     return round(sum(scores) / len(scores), 3) if scores else None
 
 
+def judged(loop: Loop) -> set[tuple[Any, Any]]:
+    """(skill, version) of every auto-edit a ``judge`` record settled (not ``waiting``)."""
+    return {(r.get("skill"), r.get("version")) for r in loop.scan().records
+            if r.get("op") == "judge" and r.get("action") != "waiting"}
+
+
 def verdicts(loop: Loop, now: datetime) -> list[Verdict]:
     """Every auto-edit not judged yet, judged (or ``waiting`` for runs)."""
-    done = {(r.get("skill"), r.get("version")) for r in loop.scan().records
-            if r.get("op") == "judge" and r.get("action") != "waiting"}
+    done = judged(loop)
     skills_path = VaultLayout.git_path(loop.vault_rel, "skills")
     runs = loop.runs()
     cfg, health = loop.config.improve, loop.config.health
