@@ -113,8 +113,8 @@ class SymlinkRefused(InvalidInput):
     """A path below the vault root goes through a symlink (SPEC §1): never followed."""
 
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)  # open no symlink
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | NOFOLLOW
 
 
 def _refused(root: str | os.PathLike[str], parts: list[str], upto: int) -> SymlinkRefused:
@@ -169,7 +169,7 @@ def _walk(root: str | os.PathLike[str], parts: list[str], flags: int, mode: int,
                 sub = _open_part(root, parts, index, _DIR_FLAGS, 0, fd)
             os.close(fd)
             fd = sub
-        return _open_part(root, parts, len(parts) - 1, flags | _NOFOLLOW, mode, fd)
+        return _open_part(root, parts, len(parts) - 1, flags | NOFOLLOW, mode, fd)
     finally:
         os.close(fd)
 

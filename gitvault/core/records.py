@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from gitvault.core.paths import SymlinkRefused, find_git_dir, open_below
+from gitvault.core.paths import NOFOLLOW, SymlinkRefused, find_git_dir, open_below
 from gitvault.core.redact import redact_record
 from gitvault.errors import InvalidInput
 
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _SETTLE = 0.2  # seconds a torn tail must stay unchanged before it is repaired
 _SETTLE_MAX = 2.0  # never wait longer than this for a tail to settle
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 TORN_SUFFIX = ".torn"  # <file>.jsonl.torn: lines a log could not keep, kept aside
 TORN_PATTERN = "*.jsonl.torn"
 _SHOWN_MAX = 60  # characters of a bad value quoted in a warning
@@ -203,7 +202,7 @@ def _open_log(path: PathLike, root: PathLike | None) -> int:
 
 def _open_file(path: PathLike, flags: int) -> int:
     try:
-        return os.open(path, flags | _NOFOLLOW, 0o644)
+        return os.open(path, flags | NOFOLLOW, 0o644)
     except OSError:
         if os.path.islink(path):
             raise SymlinkRefused(f"{os.fspath(path)}: is a symlink; gitvault never follows "
@@ -386,7 +385,7 @@ def move_bad_lines(path: PathLike, keep: int) -> list[tuple[int, str]]:
         if bad:
             _put_aside(path, b"".join(bad))
         tmp = f"{os.fspath(path)}.{os.getpid()}.tmp"
-        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o644)
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, 0o644)
         try:
             _write_all(out, b"".join(good))
             os.fsync(out)

@@ -23,6 +23,7 @@ import sys
 import zlib
 
 from gitvault.core import clock, records
+from gitvault.core.paths import NOFOLLOW
 from gitvault.queue.state import NeedRebuild, QueueState
 
 TYPE_CHECKING = False  # typing is not imported at run time (the queue's hot path)
@@ -119,8 +120,7 @@ class QueueLog:
             offset, lines, digest = files.get(rel, [0, 0, None])
             path = os.path.join(self.folder, rel)
             try:
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
-                             | getattr(os, "O_NOFOLLOW", 0))
+                fd = os.open(path, os.O_RDONLY | NOFOLLOW)
             except OSError as exc:  # gone since the listing, or unreadable
                 if rel in files:
                     return None

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gitvault import __version__
+from gitvault.core.paths import NOFOLLOW
 from gitvault.runs.columns import Runs
 from gitvault.runs.health import DAY_MS, now_ms
 
@@ -134,7 +135,7 @@ def failure_notes(folder: Path, per_skill: int = NOTES_PER_SKILL) -> dict[str, l
     kept: dict[str, list[tuple[tuple[int, int, int], str, dict[str, Any]]]] = {}
     for order, path in enumerate(stream_files(folder)):
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(path, os.O_RDONLY | NOFOLLOW)
         except OSError:
             continue
         with open(fd, "rb") as fh:

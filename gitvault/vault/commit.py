@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gitvault.core import git, records
+from gitvault.core.paths import NOFOLLOW
 from gitvault.skills.model import STATES
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def _restore_committed_tail(vault: Vault, rel: str) -> bool:
     if not old or old.endswith(b"\n"):
         return False
     prefix = old[:old.rfind(b"\n") + 1]
-    fd = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC)
+    fd = os.open(path, os.O_RDWR | NOFOLLOW)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # appenders hold the shared lock while they write
         data = os.pread(fd, os.fstat(fd).st_size, 0)
