@@ -11,9 +11,8 @@ from typing import Any
 import click
 
 from gitvault.cli.common import dry_run_option, emit, global_options, state, warn
+from gitvault.cli.runs import DAYS
 
-DAYS = click.option("--days", type=click.IntRange(min=0), default=None, metavar="N",
-                    help="The recent window in days (default: health.window_days, 7).")
 SUMMARY = click.option("--summary", "summary_file", metavar="FILE",
                        help="Append the markdown to FILE (default: $GITHUB_STEP_SUMMARY, "
                             "the job summary; without either it goes to stdout).")
