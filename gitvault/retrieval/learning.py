@@ -24,7 +24,6 @@ runs on an in-memory database when there is no index, so both give the same answ
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 from collections import Counter
@@ -33,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitvault.core.records import LineWarning, stream_files, ts_sort_key
+from gitvault.core.records import LineWarning, decode_line, stream_files, ts_sort_key
 from gitvault.retrieval.sql import KEYS, select_in, writing
 from gitvault.retrieval.tokens import tokenize
 
@@ -151,14 +150,9 @@ def refresh(conn: sqlite3.Connection, events_dir: Path | None) -> EventsRefresh:
 
 
 def _parse(raw: bytes) -> tuple[dict[str, object] | None, str]:
-    try:
-        value = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None, "not UTF-8"
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON: {exc.msg}"
-    except (ValueError, RecursionError):
-        return None, "invalid JSON"
+    value, bad = decode_line(raw)  # the same reasons every reader gives
+    if bad is not None:
+        return None, bad
     if not isinstance(value, dict):
         return None, "not a JSON object"
     why = ts_sort_key(value.get("ts"))[1]
