@@ -52,8 +52,9 @@ def report(exc: BaseException, as_json: bool) -> int:
 
 def _wait_note(path: str, left: float) -> None:
     try:
-        sys.stderr.write(f"gitvault: waiting for another gitvault command to release the "
-                         f"git lock ({path}; giving up in {left:.0f} s)\n")
+        what = "the git lock" if path.endswith("git.lock") else "its lock"
+        sys.stderr.write(f"gitvault: waiting for another gitvault command to release "
+                         f"{what} ({path}; giving up in {left:.0f} s)\n")
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):
         pass

@@ -65,7 +65,8 @@ def held(git_dir: Path | None, wait_s: float | None = None) -> Iterator[None]:
             mine[1] -= 1
         return
     budget = DEFAULT_WAIT_S if wait_s is None else wait_s
-    fd = _acquire(path, budget)
+    fd = acquire(path, budget, f"another gitvault command still holds the git lock ({path}) "
+                 f"after {budget:g} s (git.lock_wait_s)")
     _held[path] = [fd, 1, budget]
     try:
         yield
@@ -74,7 +75,11 @@ def held(git_dir: Path | None, wait_s: float | None = None) -> Iterator[None]:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def _acquire(path: str, wait_s: float) -> int:
+def acquire(path: str, wait_s: float, busy: str) -> int:
+    """An exclusive ``flock`` on ``path`` (created with its folder), waiting up to
+    ``wait_s`` seconds, with ``on_wait`` told once after :data:`NOTE_AFTER_S`; returns
+    the descriptor (closing it releases the lock). A wait that runs out is Conflict
+    (exit 3): ``busy``, then that nothing was changed."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
     start = time.monotonic()
@@ -89,9 +94,7 @@ def _acquire(path: str, wait_s: float) -> int:
                 pass
             waited = time.monotonic() - start
             if waited >= wait_s:
-                raise Conflict(f"another gitvault command still holds the git lock ({path}) "
-                               f"after {wait_s:g} s (git.lock_wait_s); nothing was changed: "
-                               "try again")
+                raise Conflict(f"{busy}; nothing was changed: try again")
             if not noted and waited >= NOTE_AFTER_S:
                 noted = True
                 if on_wait is not None:

@@ -10,7 +10,6 @@ out (120 s; exit 3, nothing lost: every local commit stays on the branch for the
 
 from __future__ import annotations
 
-import fcntl
 import os
 import random
 import time
@@ -42,19 +41,12 @@ def _timeout() -> float:
 @contextmanager
 def sync_lock(cache: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     """One sync at a time in this clone; a wait that runs out is exit 3."""
-    cache.mkdir(parents=True, exist_ok=True)
-    fd = os.open(cache / "sync.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    from gitvault.core.gitlock import acquire
+
+    path = str(cache / "sync.lock")
+    fd = acquire(path, wait_s, f"another gitvault sync is running in this clone (waited "
+                               f"{wait_s:g} s for {path})")
     try:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise Conflict("another gitvault sync is running in this clone "
-                                   f"(waited {wait_s:g} s); try again") from None
-                time.sleep(0.05)
         yield
     finally:
         os.close(fd)

@@ -455,3 +455,22 @@ def test_the_refusal_names_the_kind_of_the_secret_it_found() -> None:
     assert kind_of("use sk-proj0123456789abcdefghijkl now") == "OpenAI key"
     assert kind_of("token ghp_" + "a" * 36) == "GitHub token"
     assert kind_of("no secret in this line") is None
+
+
+def test_a_sync_that_waits_for_another_says_so(tmp_path: Path) -> None:
+    """One sync at a time in a clone; the second one waits and says so after a second
+    (DESIGN: a lock that must wait says so), then goes on once the first is done."""
+    import fcntl
+    import os
+    import threading
+
+    fleet = Fleet(tmp_path)
+    root = fleet.clones["node-0"]
+    lock = root / ".git" / "gitvault" / "sync.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    threading.Timer(2.0, os.close, [fd]).start()  # the other sync ends
+    result = fleet.gv("node-0", process=True)("sync")
+    assert result.code == 0, result.err
+    assert f"gitvault: waiting for another gitvault command to release its lock ({lock}; " \
+        "giving up in " in result.err
